@@ -1,0 +1,62 @@
+# simhash-index: `make run` serves on a real local HBase; `make test` runs the suite against one.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+JARS := deploy/hbase-local/target/lib/.complete
+PYTEST_ARGS ?=
+
+.PHONY: run stop test unit lint deps jars install hbase-start hbase-stop hbase-status clean
+
+run: install jars
+	$(BIN)/simhash-index hbase start
+	@echo "HBase is up; stop it with 'make stop'."
+
+stop:
+	@if [ -x $(BIN)/simhash-index ]; then $(BIN)/simhash-index hbase stop; fi
+
+# The whole suite on a real HBase: the test session starts its own (free ports, var/test-hbase-*)
+# and stops it, so this works while `make run` is up.  Exit status is pytest's.
+test: install jars
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+unit: install
+	$(BIN)/python -m pytest -m unit $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+# System packages the project needs: a JDK 17 for HBase, Maven to fetch its jars, venv for Python.
+deps:
+	@missing=""; \
+	command -v java >/dev/null || missing="$$missing openjdk-17-jdk-headless"; \
+	command -v mvn >/dev/null || missing="$$missing maven"; \
+	$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "need root (or install by hand):$$missing" >&2; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+install: $(INSTALLED)
+$(INSTALLED): pyproject.toml | deps
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[server,test]'
+	touch $@
+
+jars: $(JARS)
+$(JARS): deploy/hbase-local/pom.xml | deps
+	mvn -B -q -f deploy/hbase-local/pom.xml package
+	touch $@
+
+hbase-start: install jars
+	$(BIN)/simhash-index hbase start
+hbase-stop: stop
+hbase-status: install
+	$(BIN)/simhash-index hbase status
+
+clean: stop
+	rm -rf $(VENV) var build dist *.egg-info deploy/hbase-local/target

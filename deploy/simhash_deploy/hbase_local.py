@@ -1,0 +1,453 @@
+"""A real, standalone Apache HBase on loopback, assembled from Maven Central jars.
+
+One JVM runs ZooKeeper, the master and a region server (``HMaster start`` with
+``hbase.cluster.distributed=false``); two more run the Thrift1 gateway (what
+happybase speaks) and the Thrift2 gateway (split keys, column family settings,
+one-call scans).  Everything lives under one ``var`` directory: configuration,
+data, logs, pid files and a ``state.json`` naming the ports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+__all__ = ["HBaseError", "LocalHBase", "Ports", "Process", "project_root"]
+
+MASTER_CLASS = "org.apache.hadoop.hbase.master.HMaster"
+THRIFT1_CLASS = "org.apache.hadoop.hbase.thrift.ThriftServer"
+THRIFT2_CLASS = "org.apache.hadoop.hbase.thrift2.ThriftServer"
+PROBE_TABLE = "simhash_launcher_probe"
+
+# The module flags HBase's own bin/hbase passes on JDK 11+ (HBASE-28261 and neighbours).
+JDK17_FLAGS = [
+    "-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true",
+    "--add-modules", "jdk.unsupported",
+    "--add-opens", "java.base/java.io=ALL-UNNAMED",
+    "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+    "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens", "java.base/java.lang=ALL-UNNAMED",
+    "--add-opens", "java.base/jdk.internal.ref=ALL-UNNAMED",
+    "--add-opens", "java.base/java.lang.reflect=ALL-UNNAMED",
+    "--add-opens", "java.base/java.util=ALL-UNNAMED",
+    "--add-opens", "java.base/java.util.concurrent=ALL-UNNAMED",
+    "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+    "--add-exports", "java.security.jgss/sun.security.krb5=ALL-UNNAMED",
+    "--add-exports", "java.base/sun.net.dns=ALL-UNNAMED",
+    "--add-exports", "java.base/sun.net.util=ALL-UNNAMED",
+    "-Djava.net.preferIPv4Stack=true",
+]  # fmt: skip
+
+LOG4J2_PROPERTIES = """\
+status = warn
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = ${sys:hbase.log.dir}/${sys:hbase.log.file}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = %d{ISO8601} %-5p [%t] %c{2}: %m%n
+rootLogger = INFO, file
+logger.zookeeper.name = org.apache.zookeeper
+logger.zookeeper.level = WARN
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = WARN
+logger.hbase.name = org.apache.hadoop.hbase
+logger.hbase.level = INFO
+"""
+
+
+class HBaseError(RuntimeError):
+    """The local HBase could not be fetched, started, or stopped."""
+
+
+def project_root() -> Path:
+    """The checkout holding ``deploy/hbase-local/pom.xml``: $SIMHASH_HOME, else the cwd or a parent."""
+    env = os.environ.get("SIMHASH_HOME")
+    candidates = [Path(env)] if env else [Path.cwd(), *Path.cwd().parents]
+    candidates.append(Path(__file__).resolve().parents[2])  # editable install
+    for path in candidates:
+        if (path / "deploy" / "hbase-local" / "pom.xml").is_file():
+            return path.resolve()
+    raise HBaseError("cannot find deploy/hbase-local/pom.xml: run from the simhash-index checkout or set SIMHASH_HOME")
+
+
+@dataclass(frozen=True)
+class Ports:
+    zookeeper: int = 2181
+    thrift: int = 9090
+    thrift2: int = 9091
+
+    @classmethod
+    def free(cls) -> Ports:
+        """Three ports the kernel says are free now (for tests beside a running `make run`)."""
+        socks = [socket.socket() for _ in range(3)]
+        try:
+            for s in socks:
+                s.bind(("127.0.0.1", 0))
+            zk, t1, t2 = (s.getsockname()[1] for s in socks)
+        finally:
+            for s in socks:
+                s.close()
+        return cls(zookeeper=zk, thrift=t1, thrift2=t2)
+
+
+@dataclass(frozen=True)
+class Process:
+    """One of the three JVMs: its name, main class, arguments, heap and the port that proves it up."""
+
+    name: str
+    main_class: str
+    args: tuple[str, ...]
+    heap_mb: int
+    port: int
+
+
+def _port_open(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex((host, port)) == 0
+
+
+def _alive(pid: int, marker: str) -> bool:
+    """True if ``pid`` runs and its command line holds ``marker`` (a reused pid is not ours)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        status = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
+    except OSError:
+        return False
+    # cmdline is NUL-separated: match whole arguments, so /var/hbase does not match /var/hbase2.
+    return bool(status) and status[0] != "Z" and f"\0{marker}\0".encode() in b"\0" + cmdline
+
+
+class LocalHBase:
+    """Fetch, configure, start, stop and report on a standalone HBase under ``var_dir``."""
+
+    def __init__(
+        self,
+        home: Path | None = None,
+        var_dir: Path | None = None,
+        ports: Ports | None = None,
+        master_heap_mb: int = 2048,
+        thrift_heap_mb: int = 512,
+        thrift_idle_timeout_ms: int = 60_000,
+    ) -> None:
+        self.home = (home or project_root()).resolve()
+        self.var_dir = (var_dir or self.home / "var" / "hbase").resolve()
+        self.ports = ports or self._saved_ports() or Ports()
+        self.master_heap_mb = master_heap_mb
+        self.thrift_heap_mb = thrift_heap_mb
+        self.thrift_idle_timeout_ms = thrift_idle_timeout_ms
+        self._children: dict[str, subprocess.Popen[bytes]] = {}
+
+    # -- layout ---------------------------------------------------------------
+    @property
+    def pom(self) -> Path:
+        return self.home / "deploy" / "hbase-local" / "pom.xml"
+
+    @property
+    def lib_dir(self) -> Path:
+        return self.home / "deploy" / "hbase-local" / "target" / "lib"
+
+    @property
+    def conf_dir(self) -> Path:
+        return self.var_dir / "conf"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.var_dir / "logs"
+
+    @property
+    def run_dir(self) -> Path:
+        return self.var_dir / "run"
+
+    @property
+    def state_file(self) -> Path:
+        return self.var_dir / "state.json"
+
+    def processes(self) -> list[Process]:
+        p = self.ports
+        thrift_common = ("-b", "127.0.0.1", "--infoport", "-1")
+        return [
+            Process("master", MASTER_CLASS, ("start",), self.master_heap_mb, p.zookeeper),
+            Process(
+                "thrift",
+                THRIFT1_CLASS,
+                (*thrift_common, "-p", str(p.thrift), "-threadpool", "start"),
+                self.thrift_heap_mb,
+                p.thrift,
+            ),
+            Process(
+                "thrift2",
+                THRIFT2_CLASS,
+                (*thrift_common, "-p", str(p.thrift2), "-threadpool", "start"),
+                self.thrift_heap_mb,
+                p.thrift2,
+            ),
+        ]
+
+    # -- jars -----------------------------------------------------------------
+    def fetch_jars(self, quiet: bool = True) -> bool:
+        """Copy HBase's runtime classpath from Maven Central into ``lib_dir`` once; True if it downloaded."""
+        marker = self.lib_dir / ".complete"
+        if marker.is_file():
+            return False
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise HBaseError("Maven (mvn) is not installed; `apt-get install maven` or run `make deps`")
+        cmd = [mvn, "-B", "-f", str(self.pom), "package"]
+        if quiet:
+            cmd.insert(2, "-q")
+        result = subprocess.run(cmd, capture_output=quiet, text=True)
+        if result.returncode != 0:
+            tail = (result.stdout or "")[-2000:] + (result.stderr or "")[-2000:]
+            raise HBaseError(f"mvn failed to fetch the HBase jars (exit {result.returncode}):\n{tail}")
+        marker.write_text(time.strftime("%Y-%m-%dT%H:%M:%S\n"))
+        return True
+
+    def hbase_version(self) -> str:
+        """The HBase release on the classpath, read from the hbase-server jar's name."""
+        jars = sorted(self.lib_dir.glob("hbase-server-*.jar"))
+        return f"Apache HBase {jars[0].stem.removeprefix('hbase-server-')}" if jars else "Apache HBase (not fetched)"
+
+    # -- configuration --------------------------------------------------------
+    def site_properties(self) -> dict[str, str]:
+        data = self.var_dir
+        props = {
+            "hbase.cluster.distributed": "false",
+            "hbase.rootdir": (data / "data").as_uri(),
+            "hbase.tmp.dir": str(data / "tmp"),
+            "hbase.zookeeper.quorum": "127.0.0.1",
+            "hbase.zookeeper.property.clientPort": str(self.ports.zookeeper),
+            "hbase.zookeeper.property.dataDir": str(data / "zk"),
+            # The local filesystem has no hflush/hsync capability; standalone mode accepts that.
+            "hbase.unsafe.stream.capability.enforce": "false",
+            "hbase.wal.provider": "filesystem",
+            "hbase.master.info.port": "-1",
+            "hbase.regionserver.info.port": "-1",
+            "hbase.localcluster.assign.random.ports": "true",
+            "hbase.master.ipc.address": "127.0.0.1",
+            "hbase.regionserver.ipc.address": "127.0.0.1",
+            "hbase.master.hostname": "localhost",
+            "hbase.unsafe.regionserver.hostname": "localhost",
+            "hbase.thrift.info.port": "-1",
+            "hbase.regionserver.thrift.ipaddress": "127.0.0.1",
+            "hbase.thrift.server.socket.read.timeout": str(self.thrift_idle_timeout_ms),
+            "hbase.io.compress.snappy.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.SnappyCodec",
+            "hbase.io.compress.lz4.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec",
+            "hbase.io.compress.zstd.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.ZstdCodec",
+        }
+        return props
+
+    def write_config(self) -> None:
+        self.conf_dir.mkdir(parents=True, exist_ok=True)
+        body = "".join(
+            f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>\n"
+            for k, v in self.site_properties().items()
+        )
+        (self.conf_dir / "hbase-site.xml").write_text(
+            '<?xml version="1.0"?>\n<!-- written by `simhash-index hbase start` -->\n'
+            f"<configuration>\n{body}</configuration>\n"
+        )
+        (self.conf_dir / "log4j2.properties").write_text(LOG4J2_PROPERTIES)
+
+    def java_command(self, proc: Process) -> list[str]:
+        java_home = os.environ.get("JAVA_HOME")
+        java = (java_home and shutil.which("java", path=f"{java_home}/bin")) or shutil.which("java")
+        if java is None:
+            raise HBaseError("java is not installed; HBase 2.6 needs JDK 17 (apt-get install openjdk-17-jdk-headless)")
+        return [
+            java,
+            f"-Xms{proc.heap_mb}m",
+            f"-Xmx{proc.heap_mb}m",
+            *JDK17_FLAGS,
+            "-Dzookeeper.admin.enableServer=false",
+            f"-Dhbase.log.dir={self.log_dir}",
+            f"-Dhbase.log.file={proc.name}.log",
+            f"-Dlog4j2.configurationFile=file:{self.conf_dir / 'log4j2.properties'}",
+            f"-Dsimhash.var={self.var_dir}",  # marks the process as ours (see _alive)
+            "-cp",
+            f"{self.conf_dir}:{self.lib_dir}/*",
+            proc.main_class,
+            *proc.args,
+        ]
+
+    # -- state ----------------------------------------------------------------
+    def _saved_ports(self) -> Ports | None:
+        try:
+            return Ports(**json.loads(self.state_file.read_text())["ports"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def _pid_file(self, proc: Process) -> Path:
+        return self.run_dir / f"{proc.name}.pid"
+
+    def _pid(self, proc: Process) -> int | None:
+        """The pid of a live process of ours; a stale pid file is removed."""
+        pid_file = self._pid_file(proc)
+        try:
+            pid = int(pid_file.read_text().strip())
+        except (OSError, ValueError):
+            return None
+        if _alive(pid, f"-Dsimhash.var={self.var_dir}") and _alive(pid, proc.main_class):
+            return pid
+        pid_file.unlink(missing_ok=True)
+        return None
+
+    def status(self) -> dict[str, dict[str, object]]:
+        report: dict[str, dict[str, object]] = {}
+        for proc in self.processes():
+            pid = self._pid(proc)
+            report[proc.name] = {
+                "pid": pid,
+                "running": pid is not None,
+                "port": proc.port,
+                "listening": pid is not None and _port_open(proc.port),
+                "log": str(self.log_dir / f"{proc.name}.log"),
+            }
+        return report
+
+    def is_running(self) -> bool:
+        return all(entry["listening"] for entry in self.status().values())
+
+    # -- lifecycle ------------------------------------------------------------
+    def start(self, timeout: float = 240.0) -> bool:
+        """Start whatever is not running and wait until Thrift lists tables; False if all already ran."""
+        if self.is_running() and self._tables_answer():
+            return False
+        self.fetch_jars()
+        self.write_config()
+        for directory in (self.log_dir, self.run_dir):
+            directory.mkdir(parents=True, exist_ok=True)
+        self.state_file.write_text(json.dumps({"ports": asdict(self.ports)}, indent=2) + "\n")
+        for proc in self.processes():
+            if self._pid(proc) is None:
+                self._launch(proc)
+        self._wait_ready(timeout)
+        return True
+
+    def _launch(self, proc: Process) -> None:
+        if _port_open(proc.port):
+            raise HBaseError(
+                f"port {proc.port} for the {proc.name} is already taken by another program; "
+                "choose other ports (see `simhash-index hbase start --help`)"
+            )
+        out = open(self.log_dir / f"{proc.name}.out", "ab")  # noqa: SIM115 - handed to the child
+        with out:
+            child = subprocess.Popen(
+                self.java_command(proc),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=self.var_dir,
+                start_new_session=True,  # survives the launcher; stop() signals the whole group
+            )
+        self._children[proc.name] = child
+        self._pid_file(proc).write_text(f"{child.pid}\n")
+
+    def _wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            # Judge by the children we hold: the java launcher may re-exec, so /proc/PID/cmdline can
+            # briefly read empty right after the start.
+            for name, child in self._children.items():
+                if child.poll() is not None:
+                    raise HBaseError(
+                        f"the {name} exited with status {child.returncode} during start-up:\n{self.log_tail(name)}"
+                    )
+            if all(_port_open(p.port) for p in self.processes()) and self._tables_answer():
+                # Listing tables succeeds while the master still initialises; a write proves the region server.
+                self._probe_round_trip(timeout_ms=int(max(deadline - time.monotonic(), 5) * 1000))
+                return
+            time.sleep(1.0)
+        raise HBaseError(f"HBase did not answer through Thrift within {timeout:.0f} s:\n{self.log_tail('master')}")
+
+    def _tables_answer(self) -> bool:
+        import happybase  # the server extra; imported late so `hbase status` works without it
+
+        try:
+            conn = happybase.Connection("127.0.0.1", self.ports.thrift, timeout=5000, autoconnect=True)
+            try:
+                conn.tables()
+            finally:
+                conn.close()
+        except Exception:  # noqa: BLE001 - any failure means "not ready yet"
+            return False
+        return True
+
+    def _probe_round_trip(self, timeout_ms: int) -> None:
+        import happybase
+
+        name = PROBE_TABLE.encode()
+        conn = happybase.Connection("127.0.0.1", self.ports.thrift, timeout=timeout_ms)
+        try:
+            if name not in conn.tables():
+                conn.create_table(PROBE_TABLE, {"f": {"max_versions": 1}})
+            table = conn.table(PROBE_TABLE)
+            table.put(b"probe", {b"f:q": b"1"})
+            if table.row(b"probe") != {b"f:q": b"1"}:
+                raise HBaseError("the start-up probe row did not read back")
+            conn.delete_table(PROBE_TABLE, disable=True)
+        except HBaseError:
+            raise
+        except Exception as exc:
+            raise HBaseError(f"the start-up probe (create, put, get, drop) failed: {exc!r}") from exc
+        finally:
+            conn.close()
+
+    def stop(self, timeout: float = 60.0) -> list[str]:
+        """Stop the gateways, then the master; SIGKILL what outlives ``timeout``.  Returns what was stopped."""
+        stopped = []
+        for proc in reversed(self.processes()):
+            pid = self._pid(proc)
+            if pid is None:
+                continue
+            self._terminate(pid, proc, timeout)
+            self._pid_file(proc).unlink(missing_ok=True)
+            stopped.append(proc.name)
+        return stopped
+
+    def _terminate(self, pid: int, proc: Process, timeout: float) -> None:
+        marker = f"-Dsimhash.var={self.var_dir}"
+        for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 10.0)):
+            try:
+                os.killpg(pid, sig)
+            except ProcessLookupError:
+                return
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline:
+                if not _alive(pid, marker):
+                    return
+                time.sleep(0.2)
+        raise HBaseError(f"the {proc.name} (pid {pid}) survived SIGKILL")
+
+    def log_tail(self, name: str, lines: int = 30) -> str:
+        chunks = []
+        for suffix in (".out", ".log"):
+            path = self.log_dir / f"{name}{suffix}"
+            if path.is_file():
+                chunks.extend(path.read_text(errors="replace").splitlines()[-lines:])
+        return "\n".join(chunks[-lines:]) or "(no log written)"
+
+    def java_pids(self) -> Iterator[int]:
+        """Every live process started for this ``var_dir`` (used to prove stop() left nothing behind)."""
+        marker = f"\0-Dsimhash.var={self.var_dir}\0".encode()
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    if marker in b"\0" + (entry / "cmdline").read_bytes():
+                        yield int(entry.name)
+                except OSError:
+                    continue
+
+
+if __name__ == "__main__":  # pragma: no cover - debugging aid
+    print(json.dumps(LocalHBase().status(), indent=2), file=sys.stderr)

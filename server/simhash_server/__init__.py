@@ -1,0 +1,3 @@
+"""simhash-index server side: text -> fingerprint -> drawer keys -> HBase rows -> hits."""
+
+__all__: list[str] = []

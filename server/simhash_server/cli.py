@@ -1,0 +1,17 @@
+"""The `simhash-index` command line: one click group; each subcommand imports what it needs late,
+so the client-only install (no jieba, happybase or numpy) can still run the client commands."""
+
+from __future__ import annotations
+
+import click
+
+from simhash_server.cli_hbase import hbase
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "SIMHASH"})
+@click.version_option(package_name="simhash-index")
+def main() -> None:
+    """Near-duplicate detection with 64-bit SimHash fingerprints indexed in Apache HBase."""
+
+
+main.add_command(hbase)

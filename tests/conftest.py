@@ -1,0 +1,81 @@
+"""Test wiring: the `unit`/`integration` marks by folder, and one real HBase for the whole session.
+
+The HBase is the one named by HBASE_THRIFT_HOST/HBASE_THRIFT_PORT (and HBASE_THRIFT2_PORT) when set;
+otherwise the project's launcher starts a private one in var/test-hbase on free ports, so `make test`
+runs beside `make run`, and stops it at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        kind = Path(str(item.fspath)).relative_to(ROOT / "tests").parts[0]
+        if kind in ("unit", "integration"):
+            item.add_marker(getattr(pytest.mark, kind))
+
+
+_USED: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for line in _USED:
+        terminalreporter.write_line(f"integration tests ran against a real HBase: {line}")
+
+
+@dataclass(frozen=True)
+class HBaseEndpoint:
+    host: str
+    thrift_port: int
+    thrift2_port: int | None
+    local: object | None  # the LocalHBase we started, if any
+
+    def connection(self, timeout_ms: int = 30_000):  # -> happybase.Connection
+        import happybase
+
+        return happybase.Connection(self.host, self.thrift_port, timeout=timeout_ms)
+
+
+@pytest.fixture(scope="session")
+def hbase() -> Iterator[HBaseEndpoint]:
+    host = os.environ.get("HBASE_THRIFT_HOST")
+    if host:
+        thrift2 = os.environ.get("HBASE_THRIFT2_PORT")
+        endpoint = HBaseEndpoint(
+            host, int(os.environ.get("HBASE_THRIFT_PORT", "9090")), int(thrift2) if thrift2 else None, None
+        )
+        _USED.append(f"external HBase at {host}:{endpoint.thrift_port}")
+        yield endpoint
+        return
+
+    from simhash_deploy import LocalHBase, Ports
+
+    var_dir = ROOT / "var" / f"test-hbase-{os.getpid()}"
+    shutil.rmtree(var_dir, ignore_errors=True)
+    local = LocalHBase(home=ROOT, var_dir=var_dir, ports=Ports.free(), master_heap_mb=1536)
+    began = time.monotonic()
+    try:
+        local.start()
+        _USED.append(
+            f"local launcher ({local.hbase_version()}), started in {time.monotonic() - began:.1f} s, "
+            f"Thrift1 127.0.0.1:{local.ports.thrift}, Thrift2 127.0.0.1:{local.ports.thrift2}"
+        )
+    except Exception:
+        local.stop()
+        raise
+    try:
+        yield HBaseEndpoint("127.0.0.1", local.ports.thrift, local.ports.thrift2, local)
+    finally:
+        local.stop()
+        shutil.rmtree(var_dir, ignore_errors=True)

@@ -1,0 +1,62 @@
+"""The launcher's configuration, without starting anything."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from xml.etree import ElementTree
+
+from simhash_deploy import LocalHBase, Ports
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _local(tmp_path: Path) -> LocalHBase:
+    return LocalHBase(home=ROOT, var_dir=tmp_path, ports=Ports(zookeeper=12181, thrift=19090, thrift2=19091))
+
+
+def test_site_xml_is_standalone_on_loopback(tmp_path: Path) -> None:
+    local = _local(tmp_path)
+    local.write_config()
+    tree = ElementTree.parse(tmp_path / "conf" / "hbase-site.xml")
+    props = {p.findtext("name"): p.findtext("value") for p in tree.getroot()}
+    assert props["hbase.cluster.distributed"] == "false"
+    assert props["hbase.rootdir"] == (tmp_path / "data").as_uri()
+    assert props["hbase.zookeeper.property.clientPort"] == "12181"
+    assert props["hbase.unsafe.stream.capability.enforce"] == "false"
+    assert props["hbase.master.info.port"] == props["hbase.regionserver.info.port"] == "-1"
+    assert props["hbase.thrift.info.port"] == "-1"
+    assert props["hbase.localcluster.assign.random.ports"] == "true"
+    for key in (
+        "hbase.zookeeper.quorum",
+        "hbase.master.ipc.address",
+        "hbase.regionserver.ipc.address",
+        "hbase.regionserver.thrift.ipaddress",
+    ):
+        assert props[key] == "127.0.0.1", key
+
+
+def test_gateways_bind_loopback_on_their_ports(tmp_path: Path) -> None:
+    procs = {p.name: p for p in _local(tmp_path).processes()}
+    assert procs["thrift"].args[:4] == ("-b", "127.0.0.1", "--infoport", "-1")
+    assert "19090" in procs["thrift"].args and "19091" in procs["thrift2"].args
+    cmd = _local(tmp_path).java_command(procs["master"])
+    assert "--add-opens" in cmd and "java.base/java.nio=ALL-UNNAMED" in cmd
+    assert cmd[-2:] == ["org.apache.hadoop.hbase.master.HMaster", "start"]
+
+
+def test_stale_pid_file_is_dropped(tmp_path: Path) -> None:
+    local = _local(tmp_path)
+    local.run_dir.mkdir(parents=True)
+    # Our own pid is alive but is not an HBase JVM of this var dir: a reused pid, so stale.
+    (local.run_dir / "master.pid").write_text(f"{os.getpid()}\n")
+    (local.run_dir / "thrift.pid").write_text("not a pid\n")
+    report = local.status()
+    assert report["master"]["running"] is False and report["thrift"]["running"] is False
+    assert not (local.run_dir / "master.pid").exists()
+    assert local.stop() == []
+
+
+def test_free_ports_are_distinct() -> None:
+    ports = Ports.free()
+    assert len({ports.zookeeper, ports.thrift, ports.thrift2}) == 3
