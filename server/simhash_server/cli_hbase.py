@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,10 +14,9 @@ if TYPE_CHECKING:
     from simhash_deploy import LocalHBase
 
 
-def _local(ctx: click.Context) -> LocalHBase:
+def _local(opts: dict[str, Any]) -> LocalHBase:
     from simhash_deploy import HBaseError, LocalHBase, Ports
 
-    opts = ctx.obj
     try:
         base = LocalHBase(var_dir=opts["var_dir"])
         ports = Ports(
@@ -29,55 +29,62 @@ def _local(ctx: click.Context) -> LocalHBase:
         raise click.ClickException(str(exc)) from exc
 
 
+def hbase_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The options that say which local HBase: shared by start, stop and status."""
+    options = [
+        click.option(
+            "--var-dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            envvar="SIMHASH_HBASE_VAR_DIR",
+            help="Data, logs and pid files.  [default: var/hbase in the checkout]",
+        ),
+        click.option(
+            "--zk-port",
+            type=click.IntRange(1, 65535),
+            envvar="SIMHASH_HBASE_ZK_PORT",
+            help="ZooKeeper client port.  [default: 2181, or the one the running HBase uses]",
+        ),
+        click.option(
+            "--thrift-port",
+            type=click.IntRange(1, 65535),
+            envvar="SIMHASH_HBASE_THRIFT_PORT",
+            help="Thrift1 gateway (happybase) port.  [default: 9090]",
+        ),
+        click.option(
+            "--thrift2-port",
+            type=click.IntRange(1, 65535),
+            envvar="SIMHASH_HBASE_THRIFT2_PORT",
+            help="Thrift2 gateway port.  [default: 9091]",
+        ),
+        click.option(
+            "--master-heap-mb",
+            type=click.IntRange(256),
+            default=2048,
+            show_default=True,
+            envvar="SIMHASH_HBASE_MASTER_HEAP_MB",
+            help="Heap of the master + region server JVM.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @click.group()
-@click.option(
-    "--var-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    envvar="SIMHASH_HBASE_VAR_DIR",
-    help="Data, logs and pid files.  [default: var/hbase in the checkout]",
-)
-@click.option(
-    "--zk-port",
-    type=click.IntRange(1, 65535),
-    envvar="SIMHASH_HBASE_ZK_PORT",
-    help="ZooKeeper client port.  [default: 2181, or the one the running HBase uses]",
-)
-@click.option(
-    "--thrift-port",
-    type=click.IntRange(1, 65535),
-    envvar="SIMHASH_HBASE_THRIFT_PORT",
-    help="Thrift1 gateway (happybase) port.  [default: 9090]",
-)
-@click.option(
-    "--thrift2-port",
-    type=click.IntRange(1, 65535),
-    envvar="SIMHASH_HBASE_THRIFT2_PORT",
-    help="Thrift2 gateway port.  [default: 9091]",
-)
-@click.option(
-    "--master-heap-mb",
-    type=click.IntRange(256),
-    default=2048,
-    show_default=True,
-    envvar="SIMHASH_HBASE_MASTER_HEAP_MB",
-    help="Heap of the master + region server JVM.",
-)
-@click.pass_context
-def hbase(ctx: click.Context, **opts: object) -> None:
+def hbase() -> None:
     """Run a real standalone HBase on 127.0.0.1 (jars from Maven Central)."""
-    ctx.obj = opts
 
 
 @hbase.command()
+@hbase_options
 @click.option("--timeout", type=float, default=240.0, show_default=True, help="Seconds to wait for Thrift.")
-@click.pass_context
-def start(ctx: click.Context, timeout: float) -> None:
+def start(timeout: float, **opts: Any) -> None:
     """Fetch the jars if needed, start HBase and its Thrift gateways, wait until they answer.
 
     A no-op when everything already runs."""
     from simhash_deploy import HBaseError
 
-    local = _local(ctx)
+    local = _local(opts)
     began = time.monotonic()
     try:
         started = local.start(timeout=timeout)
@@ -91,24 +98,25 @@ def start(ctx: click.Context, timeout: float) -> None:
 
 
 @hbase.command()
-@click.pass_context
-def stop(ctx: click.Context) -> None:
+@hbase_options
+def stop(**opts: Any) -> None:
     """Stop the Thrift gateways and HBase; no java process of ours is left behind."""
     from simhash_deploy import HBaseError
 
     try:
-        stopped = _local(ctx).stop()
+        stopped = _local(opts).stop()
     except HBaseError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"stopped: {', '.join(stopped)}" if stopped else "HBase was not running")
 
 
 @hbase.command()
+@hbase_options
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
-def status(ctx: click.Context, as_json: bool) -> None:
+def status(ctx: click.Context, as_json: bool, **opts: Any) -> None:
     """What runs, with its pid and port.  Exit status 1 unless everything runs."""
-    local = _local(ctx)
+    local = _local(opts)
     report = _print_status(local, as_json)
     if not all(entry["listening"] for entry in report.values()):
         ctx.exit(1)

@@ -1,0 +1,255 @@
+"""A real evaluation corpus from Debian documentation packages, plus edited copies that make real
+near-duplicates.  Used by eval_accuracy.py and bench_fingerprint.py.
+
+Packages (Chinese and English): manual pages in Chinese, the GIMP manual (zh_CN and en), the Debian
+Reference (zh-cn and en), the New Maintainers' Guide, the FAQ and the Debian Edu manual in Chinese.  They are
+fetched with `apt-get download` (Debian's archive is reachable from our machines) into var/corpus.
+"""
+
+from __future__ import annotations
+
+import gzip
+import html.parser
+import json
+import random
+import re
+import subprocess
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / "var" / "corpus"
+PACKAGES = {
+    "manpages-zh": "zh",
+    "gimp-help-zh-cn": "zh",
+    "debian-reference-zh-cn": "zh",
+    "maint-guide-zh-cn": "zh",
+    "debian-faq-zh-cn": "zh",
+    "debian-edu-doc-zh-cn": "zh",
+    "gimp-help-en": "en",
+    "debian-reference-en": "en",
+}
+MIN_CHARS, CHUNK_CHARS = 300, 4000
+
+
+@dataclass
+class Doc:
+    id: str
+    source: str
+    lang: str
+    text: str
+    edited_from: str | None = None
+    edits: list[str] = field(default_factory=list)
+
+
+# -- fetching and extracting ---------------------------------------------------------------------------
+def fetch_packages(cache: Path = CACHE) -> Path:
+    debs, tree = cache / "debs", cache / "tree"
+    debs.mkdir(parents=True, exist_ok=True)
+    missing = [p for p in PACKAGES if not list(debs.glob(f"{p}_*.deb"))]
+    if missing:
+        cmd = ["apt-get", "download", *missing]
+        if subprocess.run(cmd, cwd=debs, capture_output=True).returncode != 0:
+            subprocess.run(["apt-get", "update", "-qq"], check=True)
+            subprocess.run(cmd, cwd=debs, check=True, capture_output=True)
+    for deb in debs.glob("*.deb"):
+        target = tree / deb.name.split("_", 1)[0]
+        if not target.is_dir():
+            target.mkdir(parents=True)
+            subprocess.run(["dpkg-deb", "-x", str(deb), str(target)], check=True)
+    return tree
+
+
+class _HtmlText(html.parser.HTMLParser):
+    SKIP = frozenset({"script", "style", "head", "title"})
+    BLOCK = frozenset({"p", "div", "li", "tr", "br", "h1", "h2", "h3", "h4", "pre", "dt", "dd", "table", "section"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+        self.skipping = 0
+
+    def handle_starttag(self, tag: str, attrs: object) -> None:
+        if tag in self.SKIP:
+            self.skipping += 1
+        elif tag in self.BLOCK:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.SKIP and self.skipping:
+            self.skipping -= 1
+
+    def handle_data(self, data: str) -> None:
+        if not self.skipping:
+            self.parts.append(data)
+
+
+def html_text(raw: str) -> str:
+    parser = _HtmlText()
+    parser.feed(raw)
+    return _tidy("".join(parser.parts))
+
+
+_ROFF_ESCAPES = re.compile(r"\\f[BIRP1-4]|\\f\(..|\\s[+-]?\d|\\[&|^%]|\\\(..|\\\*.")
+
+
+def roff_text(raw: str) -> str:
+    lines = []
+    for line in raw.splitlines():
+        if line.startswith(('.\\"', "'\\\"")):
+            continue
+        if line.startswith("."):
+            macro, _, rest = line.partition(" ")
+            if macro in (".SH", ".SS", ".B", ".I", ".BR", ".IR", ".RB", ".BI", ".IB", ".TP", ".IP"):
+                line = rest.replace('"', "")
+            else:
+                continue
+        lines.append(_ROFF_ESCAPES.sub("", line).replace("\\-", "-").replace("\\e", "\\"))
+    return _tidy("\n".join(lines))
+
+
+def _tidy(text: str) -> str:
+    text = re.sub(r"[ \t\r\f\v]+", " ", text)
+    return re.sub(r"\n\s*\n+", "\n", text).strip()
+
+
+def _chunks(text: str) -> list[str]:
+    """Split long documents at line ends into pieces of about CHUNK_CHARS."""
+    if len(text) <= CHUNK_CHARS * 1.5:
+        return [text]
+    out, current = [], []
+    size = 0
+    for line in text.split("\n"):
+        current.append(line)
+        size += len(line) + 1
+        if size >= CHUNK_CHARS:
+            out.append("\n".join(current))
+            current, size = [], 0
+    if current:
+        out.append("\n".join(current))
+    return out
+
+
+def original_docs(tree: Path) -> list[Doc]:
+    docs: list[Doc] = []
+    for package, lang in PACKAGES.items():
+        base = tree / package
+        files = sorted(p for p in base.rglob("*") if p.is_file() and (p.suffix == ".html" or "/man/" in str(p)))
+        for path in files:
+            if path.suffix == ".html":
+                text = html_text(path.read_text(encoding="utf-8", errors="replace"))
+            elif path.suffix == ".gz":
+                text = roff_text(gzip.decompress(path.read_bytes()).decode("utf-8", errors="replace"))
+            else:
+                continue
+            if lang == "zh" and len(re.findall(r"[\u4e00-\u9fff]", text)) < len(text) * 0.2:
+                continue  # an untranslated page in a Chinese package
+            for i, chunk in enumerate(_chunks(text)):
+                if len(chunk) >= MIN_CHARS:
+                    rel = path.relative_to(base)
+                    docs.append(Doc(f"{package}:{rel}#{i}", package, lang, chunk))
+    return docs
+
+
+# -- edits that make real near-duplicates ----------------------------------------------------------------
+ADS = {
+    "zh": [
+        "关注我们的微信公众号，每天获取最新技术资讯和独家优惠。",
+        "限时特惠：点击链接注册即送三十天会员，名额有限。",
+        "本站推荐：全网最低价云服务器，新用户首年仅需九十九元。",
+    ],
+    "en": [
+        "Subscribe to our newsletter for the latest tech news and exclusive deals.",
+        "Limited offer: sign up today and get thirty days of premium for free.",
+        "Sponsored: the cheapest cloud servers on the web, first year only $99.",
+    ],
+}
+FOOTERS = {
+    "zh": [
+        "\n本文转载自互联网，版权归原作者所有，如有侵权请联系删除。责任编辑：王小明",
+        "\n（完）更多精彩内容请访问我们的网站。来源：技术文档中心",
+    ],
+    "en": [
+        "\nThis article was reposted from the web; all rights belong to the original author. Editor: J. Smith",
+        "\n(End) For more great content visit our website. Source: Tech Docs Center",
+    ],
+}
+_SENTENCE = re.compile(r"(?<=[。！？.!?\n])")
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in _SENTENCE.split(text) if s]
+
+
+def edit_ad(doc: Doc, rng: random.Random) -> str:
+    parts = _sentences(doc.text)
+    parts.insert(rng.randrange(len(parts) + 1), rng.choice(ADS[doc.lang]))
+    return "".join(parts)
+
+
+def edit_delete_sentence(doc: Doc, rng: random.Random) -> str:
+    parts = _sentences(doc.text)
+    if len(parts) > 1:
+        del parts[rng.randrange(len(parts))]
+    return "".join(parts)
+
+
+def edit_numbers(doc: Doc, rng: random.Random) -> str:
+    if not re.search(r"\d", doc.text):
+        return doc.text + (
+            f"\n阅读 {rng.randrange(100, 99999)} 次" if doc.lang == "zh" else f"\nViews: {rng.randrange(100, 99999)}"
+        )
+    return re.sub(r"\d+", lambda m: str(rng.randrange(10 ** len(m.group())))[: len(m.group())], doc.text)
+
+
+def edit_chars(doc: Doc, rng: random.Random, count: int = 4) -> str:
+    chars = list(doc.text)
+    pattern = re.compile(r"[\u4e00-\u9fff]" if doc.lang == "zh" else r"[a-z]")
+    positions = [i for i, c in enumerate(chars) if pattern.match(c)]
+    pool = [chars[i] for i in positions]
+    for i in rng.sample(positions, min(count, len(positions))):
+        chars[i] = rng.choice(pool)
+    return "".join(chars)
+
+
+def edit_footer(doc: Doc, rng: random.Random) -> str:
+    return doc.text + rng.choice(FOOTERS[doc.lang])
+
+
+EDITS = {
+    "ad": edit_ad,
+    "delete-sentence": edit_delete_sentence,
+    "numbers": edit_numbers,
+    "chars": edit_chars,
+    "footer": edit_footer,
+}
+
+
+def edited_copies(originals: list[Doc], count: int, rng: random.Random) -> list[Doc]:
+    copies = []
+    for n, doc in enumerate(rng.sample(originals, count)):
+        names = [rng.choice(list(EDITS))] if n % 3 else rng.sample(list(EDITS), rng.choice([2, 3]))
+        current = doc
+        for name in names:
+            current = Doc(current.id, doc.source, doc.lang, EDITS[name](current, rng))
+        copies.append(Doc(f"{doc.id}~edit{n}", doc.source, doc.lang, current.text, doc.id, names))
+    return copies
+
+
+def load_corpus(n_edited: int = 600, seed: int = 20261121, cache: Path = CACHE) -> list[Doc]:
+    """Originals plus ``n_edited`` edited copies; cached as JSON lines under var/corpus."""
+    path = cache / f"corpus-{n_edited}-{seed}.jsonl"
+    if path.is_file():
+        return [Doc(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines()]
+    originals = original_docs(fetch_packages(cache))
+    docs = originals + edited_copies(originals, n_edited, random.Random(seed))
+    path.write_text("".join(json.dumps(asdict(d), ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+    return docs
+
+
+if __name__ == "__main__":
+    corpus = load_corpus()
+    by_source: dict[str, int] = {}
+    for d in corpus:
+        by_source[d.source] = by_source.get(d.source, 0) + 1
+    print(len(corpus), "documents", by_source)

@@ -1,0 +1,38 @@
+"""Text -> fingerprint: the whole recipe in one call, and the version string that names it.
+
+normalize (normalize.py) -> tokens (tokens.py) -> weighted features (features.py) -> SimHash (simhash.py).
+A stored fingerprint is only comparable with fingerprints made by the same recipe; FINGERPRINT_VERSION names
+every part of it and is stored with the index, which refuses to mix versions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import metadata
+
+from simhash_server.features import DEFAULT_RECIPE, features
+from simhash_server.normalize import normalize
+from simhash_server.simhash import simhash, to_hex
+from simhash_server.tokens import tokenize
+
+__all__ = ["FINGERPRINT_VERSION", "Fingerprint", "fingerprint"]
+
+# Bump the trailing revision whenever any part changes output; tests/golden fails the build otherwise.
+FINGERPRINT_VERSION = (
+    f"simhash64/norm=nfkc-casefold/seg=jieba-{metadata.version('jieba')}-dict/feat={DEFAULT_RECIPE}/hash=xxh3-64/r1"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    value: int  # unsigned 64-bit, bit 63 most significant
+    features: int  # distinct weighted features; below ~50 the fingerprint says little (docs/accuracy.md)
+
+    @property
+    def hex(self) -> str:
+        return to_hex(self.value)
+
+
+def fingerprint(text: str, recipe: str = DEFAULT_RECIPE) -> Fingerprint:
+    weighted = features(tokenize(normalize(text)), recipe)
+    return Fingerprint(simhash(weighted), len(weighted))
