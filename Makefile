@@ -7,7 +7,8 @@ INSTALLED := $(VENV)/.installed
 JARS := deploy/hbase-local/target/lib/.complete
 PYTEST_ARGS ?=
 
-.PHONY: run stop test unit lint deps jars install hbase-start hbase-stop hbase-status clean
+.PHONY: run stop test unit lint deps jars install hbase-start hbase-stop hbase-status clean \
+	eval bench-fingerprint golden
 
 run: install jars
 	$(BIN)/simhash-index hbase start
@@ -51,6 +52,17 @@ jars: $(JARS)
 $(JARS): deploy/hbase-local/pom.xml | deps
 	mvn -B -q -f deploy/hbase-local/pom.xml package
 	touch $@
+
+# Accuracy of every fingerprint recipe on a Debian-docs corpus -> docs/accuracy.md
+eval: install
+	$(BIN)/python benchmarks/eval_accuracy.py
+
+bench-fingerprint: install
+	$(BIN)/python benchmarks/bench_fingerprint.py
+
+# Rewrite tests/golden/vectors.json (refuses to move fingerprints without a FINGERPRINT_VERSION bump)
+golden: install
+	$(BIN)/python tests/golden/make_vectors.py
 
 hbase-start: install jars
 	$(BIN)/simhash-index hbase start

@@ -94,6 +94,7 @@ def recipe_fingerprints(docs: list[Doc], tokens: list[list[str]]) -> dict[str, n
 
     out = {name: np.array([simhash(features(t, name)) for t in tokens], dtype=np.uint64) for name in RECIPES}
     out["simhash-pkg (char 4-grams)"] = np.array([Simhash(d.text).value for d in docs], dtype=np.uint64)
+    out["simhash-pkg (char 4-grams)"] = out.pop("simhash-pkg (char 4-grams)")
     out["simhash-pkg (jieba tokens)"] = np.array([Simhash(t).value if t else 0 for t in tokens], dtype=np.uint64)
     return out
 

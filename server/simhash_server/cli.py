@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from simhash_server.cli_fingerprint import fingerprint_command
 from simhash_server.cli_hbase import hbase
 
 
@@ -15,3 +16,4 @@ def main() -> None:
 
 
 main.add_command(hbase)
+main.add_command(fingerprint_command, name="fingerprint")

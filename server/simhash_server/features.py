@@ -1,29 +1,50 @@
 """Step 3: tokens -> weighted features.
 
-A feature is a string; its weight a positive integer.  Weights are integers on purpose: the fingerprint
-sums them per bit, and integer sums are exact in any order on any machine, where float sums may round
-differently under another BLAS or CPU and flip a bit that sits near zero.
+A feature is identified by a 64-bit hash and carries a positive integer weight.  Features are listed once
+per occurrence: SimHash's per-bit sums are linear, so a feature seen n times with weight w counts the same
+as one feature of weight n * w (term frequency comes for free, and no counting pass is needed).
 
-Recipes (chosen between by ``benchmarks/eval_accuracy.py``; the numbers are in docs/accuracy.md):
-- ``unigram-tf``: each distinct token, weighted by its count.
-- ``unigram-tfidf``: the same, times the token's IDF from jieba's table (median IDF for unknown tokens).
-- ``shingle2-tf`` / ``shingle3-tf``: runs of 2 or 3 consecutive tokens, weighted by count.
-- ``blend-tfidf`` (the default): unigram-tfidf plus token bigrams, a bigram weighted by its count times the
-  smaller IDF of its two tokens.  Unigrams alone find edited copies but also pages sharing a vocabulary;
-  bigrams add word order, which separates pages that share a template from real copies.
+- A unigram's hash is XXH3-64 (seed 0) of the token's UTF-8 bytes.
+- A bigram (tokens i, i+1) hashes to ``fmix64((h_i * 0x9E3779B97F4A7C15) ^ h_i+1)`` and a skip-bigram
+  (tokens i, i+2) to ``fmix64((h_i * 0x9E3779B97F4A7C15) ^ h_i+2 ^ 0xD6E8FEB86659FD93)``: MurmurHash3's
+  64-bit finaliser over the unigram hashes, wrapping unsigned arithmetic; order-sensitive and vectorised.
+- IDF is jieba's IDF table x 100, rounded to an integer (the median for unknown tokens).  A pair weighs the
+  smaller IDF of its two tokens: it is as informative as its commoner word.
+
+Recipes (compared by ``benchmarks/eval_accuracy.py``; numbers in docs/accuracy.md):
+``unigram-tf`` (weight 100 each), ``unigram-tfidf``, ``bigram-tf``, ``blend-tfidf`` (the default).
+``blend-tfidf`` weighs unigrams 2 x IDF, bigrams 3 x IDF and skip-bigrams 2 x IDF.  Unigrams alone find
+edited copies but also pages that share a vocabulary; bigrams add word order, which tells pages that share
+a template from real copies; skip-bigrams keep that order signal when one word of a pair was edited.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-__all__ = ["DEFAULT_RECIPE", "IDF_SCALE", "RECIPES", "features"]
+import numpy as np
+import xxhash
 
-IDF_SCALE = 100  # IDF is kept to two decimals: weight = count * round(idf * 100)
-_JOIN = "\x1f"  # unit separator: cannot occur inside a token
+__all__ = ["DEFAULT_RECIPE", "IDF_SCALE", "RECIPES", "Features", "features"]
+
+IDF_SCALE = 100
+_CACHE_LIMIT = 1 << 20  # tokens remembered with their hash and IDF; cleared when full
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_SKIP = np.uint64(0xD6E8FEB86659FD93)
+_M1, _M2, _S33 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53), np.uint64(33)
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    hashes: np.ndarray  # uint64, one per occurrence
+    weights: np.ndarray  # float64 holding integers (see simhash.py for why float64 is exact here)
+
+    @property
+    def distinct(self) -> int:
+        return int(np.unique(self.hashes).size)
 
 
 @cache
@@ -39,42 +60,78 @@ def _idf_table() -> tuple[dict[str, int], int]:
     return table, ordered[len(ordered) // 2]
 
 
-def _unigram_tf(tokens: list[str]) -> dict[str, int]:
-    return dict(Counter(tokens))
+_token_cache: dict[str, tuple[int, int]] = {}
 
 
-def _unigram_tfidf(tokens: list[str]) -> dict[str, int]:
-    idf, median = _idf_table()
-    return {tok: n * idf.get(tok, median) for tok, n in Counter(tokens).items()}
+def _hash_and_idf(tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    lookup = _token_cache.get
+    pairs = [lookup(t) for t in tokens]
+    if None in pairs:
+        idf, median = _idf_table()
+        if len(_token_cache) > _CACHE_LIMIT:
+            _token_cache.clear()
+        for i, pair in enumerate(pairs):
+            if pair is None:
+                token = tokens[i]
+                pairs[i] = _token_cache[token] = (xxhash.xxh3_64_intdigest(token.encode("utf-8")),
+                                                  idf.get(token, median))  # fmt: skip
+    if not pairs:
+        return np.zeros(0, np.uint64), np.zeros(0, np.float64)
+    hashes, idfs = zip(*pairs, strict=True)
+    return np.array(hashes, dtype=np.uint64), np.array(idfs, dtype=np.float64)
 
 
-def _shingles(tokens: list[str], width: int) -> Counter[str]:
-    if len(tokens) < width:
-        return Counter([_JOIN.join(tokens)]) if tokens else Counter()
-    return Counter(_JOIN.join(tokens[i : i + width]) for i in range(len(tokens) - width + 1))
+def fmix64(x: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finaliser, element-wise (unsigned arithmetic wraps modulo 2**64)."""
+    x = x ^ (x >> _S33)
+    x = x * _M1
+    x = x ^ (x >> _S33)
+    x = x * _M2
+    return x ^ (x >> _S33)
 
 
-def _blend_tfidf(tokens: list[str]) -> dict[str, int]:
-    idf, median = _idf_table()
-    weights = _unigram_tfidf(tokens)
-    for gram, n in _shingles(tokens, 2).items():
-        left, _, right = gram.partition(_JOIN)
-        # A bigram is as informative as its commoner word: min IDF beat mean and max IDF (docs/accuracy.md).
-        weights[_JOIN + gram] = n * min(idf.get(left, median), idf.get(right, median))
-    return weights
+def _bigram_hashes(hashes: np.ndarray) -> np.ndarray:
+    return fmix64((hashes[:-1] * _GOLDEN) ^ hashes[1:])  # empty for fewer than 2 tokens
 
 
-RECIPES: dict[str, Callable[[list[str]], dict[str, int]]] = {
+def _unigram_tf(tokens: list[str]) -> Features:
+    hashes, _ = _hash_and_idf(tokens)
+    return Features(hashes, np.full(hashes.size, float(IDF_SCALE)))
+
+
+def _unigram_tfidf(tokens: list[str]) -> Features:
+    return Features(*_hash_and_idf(tokens))
+
+
+def _bigram_tf(tokens: list[str]) -> Features:
+    hashes, _ = _hash_and_idf(tokens)
+    if hashes.size < 2:
+        return Features(hashes, np.full(hashes.size, float(IDF_SCALE)))
+    bigrams = _bigram_hashes(hashes)
+    return Features(bigrams, np.full(bigrams.size, float(IDF_SCALE)))
+
+
+def _blend_tfidf(tokens: list[str]) -> Features:
+    hashes, idfs = _hash_and_idf(tokens)
+    pair_idf = np.minimum(idfs[:-1], idfs[1:])
+    skip_idf = np.minimum(idfs[:-2], idfs[2:])
+    skips = fmix64((hashes[:-2] * _GOLDEN) ^ hashes[2:] ^ _SKIP)
+    return Features(
+        np.concatenate((hashes, _bigram_hashes(hashes), skips)),
+        np.concatenate((2 * idfs, 3 * pair_idf, 2 * skip_idf)),
+    )
+
+
+RECIPES: dict[str, Callable[[list[str]], Features]] = {
     "unigram-tf": _unigram_tf,
     "unigram-tfidf": _unigram_tfidf,
-    "shingle2-tf": lambda tokens: dict(_shingles(tokens, 2)),
-    "shingle3-tf": lambda tokens: dict(_shingles(tokens, 3)),
+    "bigram-tf": _bigram_tf,
     "blend-tfidf": _blend_tfidf,
 }
 DEFAULT_RECIPE = "blend-tfidf"
 
 
-def features(tokens: list[str], recipe: str = DEFAULT_RECIPE) -> dict[str, int]:
+def features(tokens: list[str], recipe: str = DEFAULT_RECIPE) -> Features:
     """Weighted features of a token list under ``recipe`` (one of RECIPES)."""
     try:
         build = RECIPES[recipe]

@@ -8,7 +8,6 @@ every part of it and is stored with the index, which refuses to mix versions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import metadata
 
 from simhash_server.features import DEFAULT_RECIPE, features
 from simhash_server.normalize import normalize
@@ -18,9 +17,8 @@ from simhash_server.tokens import tokenize
 __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "fingerprint"]
 
 # Bump the trailing revision whenever any part changes output; tests/golden fails the build otherwise.
-FINGERPRINT_VERSION = (
-    f"simhash64/norm=nfkc-casefold/seg=jieba-{metadata.version('jieba')}-dict/feat={DEFAULT_RECIPE}/hash=xxh3-64/r1"
-)
+# Names every part of the recipe.  jieba and rjieba are pinned in pyproject.toml: their dictionary is part of it.
+FINGERPRINT_VERSION = f"simhash64/norm=nfkc-casefold/seg=jieba-0.42.1/feat={DEFAULT_RECIPE}/hash=xxh3-64+fmix64/r1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,5 +32,5 @@ class Fingerprint:
 
 
 def fingerprint(text: str, recipe: str = DEFAULT_RECIPE) -> Fingerprint:
-    weighted = features(tokenize(normalize(text)), recipe)
-    return Fingerprint(simhash(weighted), len(weighted))
+    feats = features(tokenize(normalize(text)), recipe)
+    return Fingerprint(simhash(feats), feats.distinct)

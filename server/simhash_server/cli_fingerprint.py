@@ -1,0 +1,116 @@
+"""`simhash-index fingerprint`: JSON lines of texts in, JSON lines of fingerprints out, in input order."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from itertools import islice
+from typing import IO, Any
+
+import click
+
+BATCH_LINES = 512  # per worker per round: bounds memory whatever the input size
+
+
+def parse_line(line: str) -> tuple[Any, str]:
+    """(id, text) of one input line; ValueError names what is wrong."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+    if "id" not in record:
+        raise ValueError('no "id" field')
+    if "text" not in record:
+        raise ValueError('no "text" field')
+    if not isinstance(record["text"], str):
+        raise ValueError(f'"text" must be a string, got {type(record["text"]).__name__}')
+    return record["id"], record["text"]
+
+
+def _fingerprint_batch(batch: list[tuple[int, str]]) -> list[tuple[int, str | None, str | None]]:
+    """(line number, output line or None, error or None) for each input line, in order."""
+    from simhash_server.fingerprint import fingerprint
+
+    out: list[tuple[int, str | None, str | None]] = []
+    for lineno, line in batch:
+        try:
+            doc_id, text = parse_line(line)
+        except ValueError as exc:
+            out.append((lineno, None, str(exc)))
+            continue
+        fp = fingerprint(text)
+        record = {"id": doc_id, "simhash": fp.hex, "features": fp.features}
+        out.append((lineno, json.dumps(record, ensure_ascii=False), None))
+    return out
+
+
+def _batches(lines: Iterable[str], size: int) -> Iterator[list[tuple[int, str]]]:
+    numbered = ((n, line) for n, line in enumerate(lines, start=1) if line.strip())
+    while batch := list(islice(numbered, size)):
+        yield batch
+
+
+def run(source: IO[str], sink: IO[str], workers: int) -> int:
+    """Fingerprint every line; returns the number of bad lines (each reported on stderr)."""
+    bad = 0
+
+    def emit(results: list[tuple[int, str | None, str | None]]) -> None:
+        nonlocal bad
+        for lineno, output, error in results:
+            if error is not None:
+                bad += 1
+                click.echo(f"line {lineno}: {error}", err=True)
+            else:
+                sink.write(output + "\n")
+
+    if workers <= 1:
+        for batch in _batches(source, BATCH_LINES):
+            emit(_fingerprint_batch(batch))
+        return bad
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        while True:
+            round_ = list(islice(_batches(source, BATCH_LINES), workers))
+            if not round_:
+                break
+            for results in pool.map(_fingerprint_batch, round_):
+                emit(results)
+    return bad
+
+
+@click.command()
+@click.option(
+    "--input",
+    "-i",
+    "source",
+    type=click.File("r", encoding="utf-8"),
+    default="-",
+    help='JSON lines {"id": ..., "text": ...}.  [default: stdin]',
+)
+@click.option(
+    "--output",
+    "-o",
+    "sink",
+    type=click.File("w", encoding="utf-8", atomic=False),
+    default="-",
+    help='JSON lines {"id": ..., "simhash": "<16 hex>", "features": N}.  [default: stdout]',
+)
+@click.option(
+    "--workers",
+    "-w",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    help="Processes fingerprinting in parallel; output keeps input order.",
+)
+def fingerprint_command(source: IO[str], sink: IO[str], workers: int) -> None:
+    """Fingerprint texts.  A bad line is reported on stderr with its line number, the rest is still
+    processed, and the exit status is 1 if any line was bad."""
+    bad = run(source, sink, workers)
+    sink.flush()
+    if bad:
+        click.echo(f"{bad} bad line(s)", err=True)
+        sys.exit(1)
