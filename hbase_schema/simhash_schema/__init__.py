@@ -1,3 +1,28 @@
-"""The HBase tables of a simhash-index, as code."""
+"""The HBase tables of a simhash-index, as code: specs, creation through Thrift2, and the meta record."""
 
-__all__: list[str] = []
+from simhash_schema.apply import TableState, apply_schema, describe, region_count, table_exists
+from simhash_schema.meta import IndexMeta, VersionMismatch, ensure_meta, read_meta
+from simhash_schema.tables import BLOOM_TYPES, COMPRESSIONS, ENCODINGS, FamilySpec, IndexTables, TableSpec, index_tables
+from simhash_schema.thrift2 import SchemaError, connect, hbase2
+
+__all__ = [
+    "BLOOM_TYPES",
+    "COMPRESSIONS",
+    "ENCODINGS",
+    "FamilySpec",
+    "IndexMeta",
+    "IndexTables",
+    "SchemaError",
+    "TableSpec",
+    "TableState",
+    "VersionMismatch",
+    "apply_schema",
+    "connect",
+    "describe",
+    "ensure_meta",
+    "hbase2",
+    "index_tables",
+    "read_meta",
+    "region_count",
+    "table_exists",
+]

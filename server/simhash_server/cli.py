@@ -7,6 +7,7 @@ import click
 
 from simhash_server.cli_fingerprint import fingerprint_command
 from simhash_server.cli_hbase import hbase
+from simhash_server.cli_schema import schema
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "SIMHASH"})
@@ -17,3 +18,4 @@ def main() -> None:
 
 main.add_command(hbase)
 main.add_command(fingerprint_command, name="fingerprint")
+main.add_command(schema)

@@ -1,0 +1,101 @@
+"""Create the tables through Thrift2 (split keys and family settings Thrift1 cannot set), read them back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from simhash_schema.tables import BLOOM_PREFIX_KEY, FamilySpec, IndexTables, TableSpec
+from simhash_schema.thrift2 import SchemaError, hbase2
+
+__all__ = ["TableState", "apply_schema", "describe", "region_count", "table_exists"]
+
+
+@dataclass(frozen=True)
+class TableState:
+    name: str
+    created: bool
+    differences: tuple[str, ...]  # settings of an existing table that differ from the spec
+
+
+def _table_name(name: str) -> Any:
+    ns, _, qualifier = name.rpartition(":")
+    return hbase2().TTableName(ns=ns.encode() or None, qualifier=qualifier.encode())
+
+
+def _family_descriptor(spec: FamilySpec) -> Any:
+    t = hbase2()
+    config = {BLOOM_PREFIX_KEY: str(spec.bloom_prefix_length)} if spec.bloom_prefix_length else None
+    return t.TColumnFamilyDescriptor(
+        name=spec.name.encode(),
+        maxVersions=spec.max_versions,
+        bloomnFilterType=getattr(t.TBloomFilterType, spec.bloom),  # sic: the IDL spells it so
+        compressionType=getattr(t.TCompressionAlgorithm, spec.compression),
+        dataBlockEncoding=getattr(t.TDataBlockEncoding, spec.encoding),
+        blockCacheEnabled=spec.block_cache,
+        blockSize=spec.block_size,
+        configuration=config,
+    )
+
+
+def _enum_name(enum: Any, value: int | None) -> str | None:
+    return None if value is None else enum._VALUES_TO_NAMES.get(value, str(value))
+
+
+def describe(client: Any, name: str) -> dict[str, Any]:
+    """The table's family settings as HBase reports them, in FamilySpec's terms."""
+    t = hbase2()
+    desc = client.getTableDescriptor(_table_name(name))
+    families = {}
+    for cf in desc.columns or []:
+        families[cf.name.decode()] = {
+            "max_versions": cf.maxVersions,
+            "bloom": _enum_name(t.TBloomFilterType, cf.bloomnFilterType),
+            "bloom_prefix_length": int(cf.configuration[BLOOM_PREFIX_KEY])
+            if cf.configuration and BLOOM_PREFIX_KEY in cf.configuration
+            else None,
+            "compression": _enum_name(t.TCompressionAlgorithm, cf.compressionType),
+            "encoding": _enum_name(t.TDataBlockEncoding, cf.dataBlockEncoding),
+            "block_cache": cf.blockCacheEnabled,
+            "block_size": cf.blockSize,
+        }
+    return families
+
+
+def table_exists(client: Any, name: str) -> bool:
+    return bool(client.tableExists(_table_name(name)))
+
+
+def region_count(client: Any, name: str) -> int:
+    return len(client.getAllRegionLocations(name.encode()))
+
+
+def _differences(spec: TableSpec, actual: dict[str, Any]) -> tuple[str, ...]:
+    want = spec.family
+    have = actual.get(want.name)
+    if have is None:
+        return (f"family {want.name!r} missing (has {sorted(actual)})",)
+    return tuple(
+        f"{key}: spec {getattr(want, key)!r}, table {value!r}"
+        for key, value in have.items()
+        if getattr(want, key) != value
+    )
+
+
+def apply_schema(client: Any, tables: IndexTables) -> list[TableState]:
+    """Create every missing table; report how existing ones differ.  Idempotent."""
+    t = hbase2()
+    states = []
+    for spec in tables.all():
+        name = _table_name(spec.name)
+        created = False
+        if not client.tableExists(name):
+            desc = t.TTableDescriptor(tableName=name, columns=[_family_descriptor(spec.family)])
+            try:
+                client.createTable(desc, list(spec.split_keys) or None)
+                created = True
+            except t.TIOError as exc:
+                if not client.tableExists(name):  # another process may have created it first
+                    raise SchemaError(f"cannot create table {spec.name}: {exc.message}") from exc
+        states.append(TableState(spec.name, created, _differences(spec, describe(client, spec.name))))
+    return states

@@ -1,0 +1,80 @@
+"""The tables of one index, as data.  Options are checked eagerly against the tables below."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["BLOOM_TYPES", "COMPRESSIONS", "ENCODINGS", "FamilySpec", "IndexTables", "TableSpec", "index_tables"]
+
+COMPRESSIONS = ("NONE", "SNAPPY", "LZ4", "ZSTD", "GZ")
+BLOOM_TYPES = ("NONE", "ROW", "ROWCOL", "ROWPREFIX_FIXED_LENGTH")
+ENCODINGS = ("NONE", "PREFIX", "DIFF", "FAST_DIFF", "ROW_INDEX_V1")
+BLOOM_PREFIX_KEY = "RowPrefixBloomFilter.prefix_length"
+FAMILY = "d"
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    name: str = FAMILY
+    max_versions: int = 1
+    bloom: str = "ROW"
+    bloom_prefix_length: int | None = None
+    compression: str = "NONE"
+    encoding: str = "FAST_DIFF"
+    block_cache: bool = True
+    block_size: int = 65536
+
+    def __post_init__(self) -> None:
+        for value, allowed, what in ((self.compression, COMPRESSIONS, "compression"),
+                                     (self.bloom, BLOOM_TYPES, "bloom filter"),
+                                     (self.encoding, ENCODINGS, "data block encoding")):  # fmt: skip
+            if value not in allowed:
+                raise ValueError(f"unknown {what} {value!r}; choose one of {', '.join(allowed)}")
+        if (self.bloom == "ROWPREFIX_FIXED_LENGTH") != (self.bloom_prefix_length is not None):
+            raise ValueError("bloom_prefix_length goes with, and only with, the ROWPREFIX_FIXED_LENGTH bloom filter")
+        if self.max_versions < 1 or self.block_size < 1024:
+            raise ValueError("max_versions must be >= 1 and block_size >= 1024")
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    name: str
+    family: FamilySpec
+    split_keys: tuple[bytes, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class IndexTables:
+    drawers: TableSpec  # 13-byte keys, no value: the 10 drawers of every fingerprint
+    fp2docs: TableSpec  # fingerprint (8 bytes) -> one column per document id
+    docs: TableSpec  # document id -> fingerprint (and, later, its sketch)
+    meta: TableSpec  # one row: fingerprint version and segment layout
+
+    def all(self) -> tuple[TableSpec, ...]:
+        return (self.drawers, self.fp2docs, self.docs, self.meta)
+
+
+def _even_splits(regions: int) -> tuple[bytes, ...]:
+    """regions - 1 two-byte split keys spreading uniformly distributed row keys evenly."""
+    return tuple((i * 65536 // regions).to_bytes(2, "big") for i in range(1, regions))
+
+
+def index_tables(prefix: str = "simhash", drawer_regions: int = 16, compression: str = "NONE") -> IndexTables:
+    """The tables of the index named ``prefix`` (names: PREFIX_drawers, ...; 'ns:name' puts them in a namespace)."""
+    if not prefix or not all(c.isalnum() or c in "_-.:" for c in prefix) or prefix.count(":") > 1:
+        raise ValueError(f"table prefix {prefix!r}: use letters, digits, '_', '-', '.', and at most one ':'")
+    if not 1 <= drawer_regions <= 4096:
+        raise ValueError(f"drawer_regions must be 1..4096, got {drawer_regions}")
+    sep = "" if prefix.endswith(":") else "_"
+    name = f"{prefix}{sep}".__add__
+    # Keys are random, so fingerprint-keyed tables split evenly too.
+    drawers = FamilySpec(bloom="ROWPREFIX_FIXED_LENGTH", bloom_prefix_length=5, compression=compression)
+    keyed = FamilySpec(bloom="ROW", compression=compression)
+    splits = _even_splits(drawer_regions)
+    fp_splits = _even_splits(max(1, drawer_regions // 4))
+    return IndexTables(
+        drawers=TableSpec(name("drawers"), drawers, splits),
+        fp2docs=TableSpec(name("fp2docs"), keyed, fp_splits),
+        docs=TableSpec(name("docs"), keyed),
+        meta=TableSpec(name("meta"), FamilySpec(name="m", bloom="NONE", encoding="NONE")),
+    )

@@ -1,0 +1,77 @@
+"""`simhash-index schema apply|show`: the index's tables as code, created idempotently through Thrift2."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from simhash_server.cli_options import store_config, store_options
+
+
+@click.group()
+def schema() -> None:
+    """Create or inspect the index's HBase tables."""
+
+
+@schema.command()
+@store_options
+@click.option(
+    "--regions",
+    type=click.IntRange(1, 4096),
+    default=16,
+    show_default=True,
+    envvar="SIMHASH_DRAWER_REGIONS",
+    help="Pre-split the drawer table into this many regions (keys are uniform: splits are even).",
+)
+@click.option(
+    "--compression",
+    type=click.Choice(["NONE", "SNAPPY", "LZ4", "ZSTD", "GZ"]),
+    default="NONE",
+    show_default=True,
+    envvar="SIMHASH_COMPRESSION",
+    help="Block compression (pure-Java codecs).",
+)
+def apply(regions: int, compression: str, **opts: Any) -> None:
+    """Create missing tables and the meta record; report settings of existing tables that differ."""
+    from simhash_schema import SchemaError, apply_schema, connect, index_tables
+    from simhash_server.pool import StoreError
+    from simhash_server.store import IndexStore
+
+    config = store_config(opts)
+    tables = index_tables(config.table_prefix, drawer_regions=regions, compression=compression)
+    try:
+        client = connect(config.host, config.thrift2_port, config.timeout_ms)
+        states = apply_schema(client, tables)
+        client.close()
+        with IndexStore(config, tables) as store:  # writes or checks the meta record
+            meta = store.meta
+    except (SchemaError, StoreError, OSError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    for state in states:
+        click.echo(f"{state.name}: {'created' if state.created else 'exists'}")
+        for diff in state.differences:
+            click.echo(f"  differs from the spec: {diff}", err=True)
+    click.echo(f"fingerprint version: {meta.fingerprint_version}\nlayout: {meta.layout}")
+
+
+@schema.command()
+@store_options
+def show(**opts: Any) -> None:
+    """Print each table's family settings and region count as HBase reports them (JSON)."""
+    from simhash_schema import SchemaError, connect, describe, index_tables, read_meta, region_count
+
+    config = store_config(opts)
+    tables = index_tables(config.table_prefix)
+    try:
+        client = connect(config.host, config.thrift2_port, config.timeout_ms)
+        report = {t.name: {"families": describe(client, t.name), "regions": region_count(client, t.name)}
+                  for t in tables.all()}  # fmt: skip
+        meta = read_meta(client, tables.meta)
+    except (SchemaError, OSError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    except Exception as exc:
+        raise click.ClickException(f"cannot describe the tables (run `simhash-index schema apply`): {exc!r}") from exc
+    report["meta"] = meta.__dict__ if meta else None
+    click.echo(json.dumps(report, indent=2))

@@ -1,0 +1,78 @@
+"""Step 5: fingerprint -> drawer row keys (pure code, no HBase).
+
+The 64-bit fingerprint (bit 63 most significant) is cut into 5 segments, most significant first, of
+13, 13, 13, 13 and 12 bits.  Two fingerprints within Hamming distance 3 differ in at most 3 segments, so
+(pigeonhole) they agree on at least 2 of the 5, hence on at least one of the 10 pairs of segments.
+
+Each pair (i, j), i < j, in lexicographic order, is a "drawer" with a 1-byte flag equal to its position:
+
+    flag 0: (0,1)  1: (0,2)  2: (0,3)  3: (0,4)  4: (1,2)  5: (1,3)  6: (1,4)  7: (2,3)  8: (2,4)  9: (3,4)
+
+The drawer value is segment i's bits followed by segment j's (26 bits, or 25 with segment 4), left-aligned
+in 4 bytes so the key's first byte is spread evenly over 0..255 (pre-split regions all get work).
+
+Row key (13 bytes, big-endian, unsigned) = drawer value (4) + flag (1) + fingerprint (8).  A query scans
+the 10 five-byte prefixes (drawer value + flag) of its own fingerprint.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+
+__all__ = ["KEY_LENGTH", "LAYOUT", "PAIRS", "PREFIX_LENGTH", "SEGMENTS", "decode_key", "drawer_keys",
+           "drawer_prefixes", "drawer_prefixes_array", "hamming"]  # fmt: skip
+
+SEGMENTS: tuple[int, ...] = (13, 13, 13, 13, 12)
+PAIRS: tuple[tuple[int, int], ...] = tuple(combinations(range(len(SEGMENTS)), 2))
+LAYOUT = "segments=13,13,13,13,12;pairs=lexicographic;key=drawer32+flag8+fp64"
+PREFIX_LENGTH = 5
+KEY_LENGTH = 13
+
+_SHIFTS = tuple(64 - sum(SEGMENTS[: i + 1]) for i in range(len(SEGMENTS)))  # low bit of each segment
+_MASKS = tuple((1 << w) - 1 for w in SEGMENTS)
+assert sum(SEGMENTS) == 64 and len(PAIRS) == 10
+
+
+def _segments(fp: int) -> list[int]:
+    return [(fp >> shift) & mask for shift, mask in zip(_SHIFTS, _MASKS, strict=True)]
+
+
+def drawer_prefixes(fp: int) -> list[bytes]:
+    """The 10 five-byte prefixes (drawer value + flag) of a fingerprint, in flag order."""
+    seg = _segments(fp)
+    out = []
+    for flag, (i, j) in enumerate(PAIRS):
+        width = SEGMENTS[i] + SEGMENTS[j]
+        value = ((seg[i] << SEGMENTS[j]) | seg[j]) << (32 - width)
+        out.append(value.to_bytes(4, "big") + bytes((flag,)))
+    return out
+
+
+def drawer_keys(fp: int) -> list[bytes]:
+    """The 10 row keys of a fingerprint."""
+    tail = fp.to_bytes(8, "big")
+    return [prefix + tail for prefix in drawer_prefixes(fp)]
+
+
+def decode_key(key: bytes) -> tuple[int, int, int]:
+    """(drawer value, flag, fingerprint) of a row key; ValueError if it is not one."""
+    if len(key) != KEY_LENGTH or key[4] >= len(PAIRS):
+        raise ValueError(f"not a drawer row key: {key!r}")
+    return int.from_bytes(key[:4], "big"), key[4], int.from_bytes(key[5:], "big")
+
+
+def drawer_prefixes_array(fps: np.ndarray) -> np.ndarray:
+    """Vectorised drawer_prefixes: uint64 fingerprints (n,) -> drawer values (n, 10) as uint32 (flags implied)."""
+    fps = fps.astype(np.uint64, copy=False)
+    seg = [(fps >> np.uint64(s)) & np.uint64(m) for s, m in zip(_SHIFTS, _MASKS, strict=True)]
+    cols = []
+    for i, j in PAIRS:
+        width = SEGMENTS[i] + SEGMENTS[j]
+        cols.append(((seg[i] << np.uint64(SEGMENTS[j])) | seg[j]) << np.uint64(32 - width))
+    return np.stack(cols, axis=1).astype(np.uint32)
+
+
+def hamming(a: int, b: int) -> int:
+    return (a ^ b).bit_count()

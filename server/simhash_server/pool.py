@@ -1,0 +1,108 @@
+"""A small pool of Thrift connections (happybase or Thrift2), with retries for idempotent calls.
+
+A connection that fails in transport is closed and dropped, never handed out again; the next call opens a
+fresh one.  So a gateway restart, or the gateway closing connections idle longer than its
+``hbase.thrift.server.socket.read.timeout``, costs one retry, not an outage.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from thriftpy2.thrift import TApplicationException, TDecodeException, TException
+from thriftpy2.transport import TTransportException
+
+__all__ = ["TRANSPORT_ERRORS", "ConnectionPool", "StoreError"]
+
+log = logging.getLogger(__name__)
+C = TypeVar("C")
+R = TypeVar("R")
+
+TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
+    TTransportException, socket.error, TimeoutError, TApplicationException, TDecodeException, EOFError,
+)  # fmt: skip
+
+
+class StoreError(RuntimeError):
+    """HBase could not answer (after retries).  Never to be read as "no near-duplicates"."""
+
+
+class ConnectionPool(Generic[C]):
+    def __init__(self, name: str, factory: Callable[[], C], close: Callable[[C], None], size: int,
+                 retries: int = 2, acquire_timeout: float = 10.0) -> None:  # fmt: skip
+        if size < 1:
+            raise ValueError(f"pool size must be >= 1, got {size}")
+        self.name = name
+        self._factory, self._close = factory, close
+        self._idle: queue.LifoQueue[C] = queue.LifoQueue()
+        self._slots = threading.BoundedSemaphore(size)
+        self.retries = retries
+        self.acquire_timeout = acquire_timeout
+
+    def run(self, call: Callable[[C], R], idempotent: bool = True, deadline: float | None = None) -> R:
+        """``call(connection)``, retried on a fresh connection after transport or HBase I/O errors."""
+        attempts = 1 + (self.retries if idempotent else 0)
+        last: BaseException | None = None
+        for attempt in range(attempts):
+            if deadline is not None and time.monotonic() >= deadline:
+                raise StoreError(f"{self.name}: deadline passed") from last
+            if not self._slots.acquire(timeout=self.acquire_timeout):
+                raise StoreError(f"{self.name}: no connection free within {self.acquire_timeout:.0f} s")
+            conn: C | None = None
+            try:
+                conn = self._take()
+                result = call(conn)
+            except TRANSPORT_ERRORS as exc:
+                last = exc
+                if conn is not None:
+                    self._discard(conn)
+                    conn = None
+                log.warning("%s: transport error (attempt %d/%d): %r", self.name, attempt + 1, attempts, exc)
+                if attempt + 1 < attempts:
+                    time.sleep(min(0.05 * 2**attempt, 0.5))
+                continue
+            except TException as exc:  # an error HBase reported (TIOError, TIllegalArgument, ...)
+                last = exc
+                log.warning("%s: HBase error (attempt %d/%d): %r", self.name, attempt + 1, attempts, exc)
+                if attempt + 1 < attempts:
+                    time.sleep(min(0.05 * 2**attempt, 0.5))
+                continue
+            finally:
+                if conn is not None:
+                    self._idle.put(conn)
+                self._slots.release()
+            return result
+        raise StoreError(f"{self.name}: HBase did not answer after {attempts} attempt(s): {last!r}") from last
+
+    def _take(self) -> C:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            return self._factory()
+
+    def _discard(self, conn: C) -> None:
+        with contextlib.suppress(Exception):  # it is broken already
+            self._close(conn)
+
+    def close(self) -> None:
+        while True:
+            try:
+                self._discard(self._idle.get_nowait())
+            except queue.Empty:
+                return
+
+    def __repr__(self) -> str:
+        return f"ConnectionPool({self.name!r}, idle={self._idle.qsize()})"
+
+
+def close_quietly(conn: Any) -> None:
+    closer = getattr(conn, "close", None)
+    if closer is not None:
+        closer()

@@ -1,0 +1,252 @@
+"""Steps 6 and 7: drawer keys -> HBase rows -> hits.  Every read and write of the index goes through here.
+
+Writes go through happybase (Thrift1 ``mutateRows``, one call per table per batch).  Drawer scans go through
+Thrift2's ``getScannerResults``, which opens, reads and closes a scan in one call (happybase needs about
+four); the 10 scans of a query run in parallel.  docs/benchmarks.md has the measurements behind the choice.
+
+Tables (see simhash_schema.tables): drawers (13-byte keys, empty value), fp2docs (fingerprint -> one column
+per document id), docs (document id -> fingerprint, the commit record of an index operation).
+
+Index order, safe to retry at any point: read the document's current fingerprint; remove the document from
+its old fingerprint's row; write the 10 drawer rows and the new fp2docs column; write docs last.  Drawer rows
+are never deleted: one whose fingerprint has no documents left is an orphan that queries skip.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import happybase
+
+from simhash_schema import IndexMeta, IndexTables, SchemaError, connect, ensure_meta, index_tables, table_exists
+from simhash_server.drawers import LAYOUT, drawer_keys, drawer_prefixes
+from simhash_server.fingerprint import FINGERPRINT_VERSION
+from simhash_server.pool import ConnectionPool, StoreError, close_quietly
+
+__all__ = ["MAX_DISTANCE", "MAX_DOC_ID_BYTES", "Hit", "IndexStore", "StoreConfig", "StoreError"]
+
+MAX_DISTANCE = 3  # the 5-segment layout answers exactly up to here
+MAX_DOC_ID_BYTES = 512
+_FP_COLUMN = b"d:fp"
+_DRAWER_CELL = {b"d:": b""}
+_SCAN_PAGE = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    doc_id: str
+    simhash: int
+    distance: int
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    host: str = "127.0.0.1"
+    thrift_port: int = 9090
+    thrift2_port: int = 9091
+    table_prefix: str = "simhash"
+    pool_size: int = 16
+    timeout_ms: int = 10_000
+    retries: int = 2
+    wal: bool = True
+
+
+def check_doc_id(doc_id: str) -> bytes:
+    if not isinstance(doc_id, str):
+        raise ValueError(f"doc_id must be a string, got {type(doc_id).__name__}")
+    raw = doc_id.encode("utf-8")
+    if not raw:
+        raise ValueError("doc_id is empty")
+    if len(raw) > MAX_DOC_ID_BYTES:
+        raise ValueError(f"doc_id is {len(raw)} bytes, the limit is {MAX_DOC_ID_BYTES}")
+    return raw
+
+
+def check_fingerprint(fp: int) -> int:
+    if not isinstance(fp, int) or not 0 <= fp < 2**64:
+        raise ValueError(f"simhash must be an unsigned 64-bit integer, got {fp!r}")
+    return fp
+
+
+def _fp_bytes(fp: int) -> bytes:
+    return fp.to_bytes(8, "big")
+
+
+class IndexStore:
+    """One index in HBase.  Thread-safe; open it once per process and share it."""
+
+    def __init__(self, config: StoreConfig | None = None, tables: IndexTables | None = None) -> None:
+        self.config = config = config or StoreConfig()
+        self.tables = tables or index_tables(config.table_prefix)
+        self._names = {
+            "drawers": self.tables.drawers.name.encode(),
+            "fp2docs": self.tables.fp2docs.name.encode(),
+            "docs": self.tables.docs.name.encode(),
+        }
+        self.thrift1: ConnectionPool[happybase.Connection] = ConnectionPool(
+            "thrift1",
+            lambda: happybase.Connection(config.host, config.thrift_port, timeout=config.timeout_ms),
+            close_quietly,
+            config.pool_size,
+            config.retries,
+        )
+        self.thrift2: ConnectionPool[Any] = ConnectionPool(
+            "thrift2",
+            lambda: connect(config.host, config.thrift2_port, config.timeout_ms),
+            close_quietly,
+            config.pool_size,
+            config.retries,
+        )
+        self._scans = ThreadPoolExecutor(max_workers=config.pool_size, thread_name_prefix="drawer-scan")
+        self.meta: IndexMeta | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+    def open(self) -> IndexMeta:
+        """Check the tables exist and were written with this server's fingerprint version and layout."""
+        expected = IndexMeta(FINGERPRINT_VERSION, LAYOUT)
+
+        def check(client: Any) -> IndexMeta:
+            missing = [s.name for s in self.tables.all() if not table_exists(client, s.name)]
+            if missing:
+                raise SchemaError(f"tables missing: {', '.join(missing)}; run `simhash-index schema apply`")
+            return ensure_meta(client, self.tables.meta, expected)
+
+        self.meta = self.thrift2.run(check)
+        return self.meta
+
+    def close(self) -> None:
+        self._scans.shutdown(wait=False, cancel_futures=True)
+        self.thrift1.close()
+        self.thrift2.close()
+
+    def __enter__(self) -> IndexStore:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writes ---------------------------------------------------------------------------------------
+    def index(self, doc_id: str, fp: int) -> None:
+        self.index_many([(doc_id, fp)])
+
+    def index_many(self, items: Iterable[tuple[str, int]], deadline: float | None = None) -> int:
+        """Upsert documents; the last entry wins for a repeated id.  Returns the number of documents."""
+        final: dict[bytes, int] = {}
+        for doc_id, fp in items:
+            final[check_doc_id(doc_id)] = check_fingerprint(fp)
+        if not final:
+            return 0
+        old = self._stored_fingerprints(list(final), deadline)
+        moved = {doc: old[doc] for doc, fp in final.items() if doc in old and old[doc] != fp}
+        wal = self.config.wal
+
+        def write(conn: happybase.Connection) -> None:
+            if moved:
+                with conn.table(self._names["fp2docs"]).batch(wal=wal) as batch:
+                    for doc, old_fp in moved.items():
+                        batch.delete(_fp_bytes(old_fp), columns=[b"d:" + doc])
+            with conn.table(self._names["drawers"]).batch(wal=wal) as batch:
+                for fp in set(final.values()):
+                    for key in drawer_keys(fp):
+                        batch.put(key, _DRAWER_CELL)
+            with conn.table(self._names["fp2docs"]).batch(wal=wal) as batch:
+                for doc, fp in final.items():
+                    batch.put(_fp_bytes(fp), {b"d:" + doc: b""})
+            with conn.table(self._names["docs"]).batch(wal=wal) as batch:  # the commit record, last
+                for doc, fp in final.items():
+                    batch.put(doc, {_FP_COLUMN: _fp_bytes(fp)})
+
+        self.thrift1.run(write, deadline=deadline)
+        return len(final)
+
+    def delete(self, doc_ids: Sequence[str], deadline: float | None = None) -> int:
+        """Remove documents; returns how many existed.  Unknown ids are not an error."""
+        docs = [check_doc_id(d) for d in doc_ids]
+        old = self._stored_fingerprints(docs, deadline)
+        if not old:
+            return 0
+        wal = self.config.wal
+
+        def write(conn: happybase.Connection) -> None:
+            with conn.table(self._names["fp2docs"]).batch(wal=wal) as batch:
+                for doc, fp in old.items():
+                    batch.delete(_fp_bytes(fp), columns=[b"d:" + doc])
+            with conn.table(self._names["docs"]).batch(wal=wal) as batch:
+                for doc in old:
+                    batch.delete(doc)
+
+        self.thrift1.run(write, deadline=deadline)
+        return len(old)
+
+    # -- reads ----------------------------------------------------------------------------------------
+    def get(self, doc_id: str, deadline: float | None = None) -> int | None:
+        doc = check_doc_id(doc_id)
+        return self._stored_fingerprints([doc], deadline).get(doc)
+
+    def _stored_fingerprints(self, docs: list[bytes], deadline: float | None) -> dict[bytes, int]:
+        def read(conn: happybase.Connection) -> list[tuple[bytes, dict[bytes, bytes]]]:
+            return conn.table(self._names["docs"]).rows(docs, columns=[_FP_COLUMN])
+
+        rows = self.thrift1.run(read, deadline=deadline)
+        return {key: int.from_bytes(data[_FP_COLUMN], "big") for key, data in rows if _FP_COLUMN in data}
+
+    def candidates(self, fp: int, deadline: float | None = None) -> set[int]:
+        """Every stored fingerprint sharing a drawer with ``fp`` (the 10 prefix scans, in parallel)."""
+        futures = [self._scans.submit(self._scan_prefix, prefix, deadline) for prefix in drawer_prefixes(fp)]
+        found: set[int] = set()
+        for future in futures:
+            found.update(future.result())
+        return found
+
+    def _scan_prefix(self, prefix: bytes, deadline: float | None) -> list[int]:
+        """Fingerprints under one 5-byte drawer prefix, keys only, one Thrift2 call per 10,000 rows."""
+        from simhash_schema import hbase2
+
+        t = hbase2()
+        table = self._names["drawers"]
+        # stop = prefix + ff*9 sorts after every 13-byte key under the prefix and shares its 5 bytes, so the
+        # ROWPREFIX_FIXED_LENGTH(5) bloom filter can skip store files without the prefix.
+        stop = prefix + b"\xff" * 9
+        out: list[int] = []
+        start = prefix
+        while True:
+            scan = t.TScan(startRow=start, stopRow=stop, filterString=b"KeyOnlyFilter()", caching=_SCAN_PAGE)
+            results = self.thrift2.run(lambda c, s=scan: c.getScannerResults(table, s, _SCAN_PAGE), deadline=deadline)
+            out.extend(int.from_bytes(r.row[5:], "big") for r in results)
+            if len(results) < _SCAN_PAGE:
+                return out
+            start = results[-1].row + b"\x00"
+
+    def query(self, fp: int, max_distance: int = MAX_DISTANCE, limit: int | None = None,
+              deadline: float | None = None) -> list[Hit]:  # fmt: skip
+        """Documents whose fingerprint is within ``max_distance`` of ``fp``, closest first, then by id."""
+        check_fingerprint(fp)
+        if not 0 <= max_distance <= MAX_DISTANCE:
+            raise ValueError(
+                f"max_distance must be 0..{MAX_DISTANCE}: the 5-segment drawer index answers exactly only up to "
+                f"{MAX_DISTANCE}, got {max_distance}"
+            )
+        near = {c: (c ^ fp).bit_count() for c in self.candidates(fp, deadline)}
+        near = {c: d for c, d in near.items() if d <= max_distance}
+        if not near:
+            return []
+
+        def read(conn: happybase.Connection) -> list[tuple[bytes, dict[bytes, bytes]]]:
+            return conn.table(self._names["fp2docs"]).rows([_fp_bytes(c) for c in near])
+
+        hits = []
+        for row, columns in self.thrift1.run(read, deadline=deadline):  # orphans come back empty: skipped
+            candidate = int.from_bytes(row, "big")
+            for column in columns:
+                hits.append(Hit(column[2:].decode("utf-8"), candidate, near[candidate]))
+        hits.sort(key=lambda h: (h.distance, h.doc_id))
+        return hits if limit is None else hits[:limit]
+
+
+def deadline_after(seconds: float | None) -> float | None:
+    return None if seconds is None else time.monotonic() + seconds
