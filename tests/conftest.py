@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+THRIFT_IDLE_TIMEOUT_MS = 6_000
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -40,6 +41,7 @@ class HBaseEndpoint:
     thrift_port: int
     thrift2_port: int | None
     local: object | None  # the LocalHBase we started, if any
+    idle_timeout_ms: int | None = None  # the gateways' idle timeout, where known
 
     def connection(self, timeout_ms: int = 30_000):  # -> happybase.Connection
         import happybase
@@ -63,7 +65,14 @@ def hbase() -> Iterator[HBaseEndpoint]:
 
     var_dir = ROOT / "var" / f"test-hbase-{os.getpid()}"
     shutil.rmtree(var_dir, ignore_errors=True)
-    local = LocalHBase(home=ROOT, var_dir=var_dir, ports=Ports.free(), master_heap_mb=1536)
+    # A short Thrift idle timeout, so tests can show that pooled connections the gateway dropped recover.
+    local = LocalHBase(
+        home=ROOT,
+        var_dir=var_dir,
+        ports=Ports.free(),
+        master_heap_mb=1536,
+        thrift_idle_timeout_ms=THRIFT_IDLE_TIMEOUT_MS,
+    )
     began = time.monotonic()
     try:
         local.start()
@@ -75,7 +84,7 @@ def hbase() -> Iterator[HBaseEndpoint]:
         local.stop()
         raise
     try:
-        yield HBaseEndpoint("127.0.0.1", local.ports.thrift, local.ports.thrift2, local)
+        yield HBaseEndpoint("127.0.0.1", local.ports.thrift, local.ports.thrift2, local, THRIFT_IDLE_TIMEOUT_MS)
     finally:
         local.stop()
         shutil.rmtree(var_dir, ignore_errors=True)

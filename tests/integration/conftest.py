@@ -1,0 +1,69 @@
+"""Fresh indexes on the session's real HBase: each gets its own table prefix and is dropped afterwards."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from simhash_schema import IndexTables, apply_schema, connect, index_tables
+from simhash_server.store import IndexStore, StoreConfig
+
+
+def drop_tables(hbase, tables: IndexTables) -> None:
+    conn = hbase.connection()
+    try:
+        existing = set(conn.tables())
+        for spec in tables.all():
+            if spec.name.encode() in existing:
+                conn.delete_table(spec.name, disable=True)
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def drop(hbase) -> Callable[[IndexTables], None]:
+    return lambda tables: drop_tables(hbase, tables)
+
+
+@pytest.fixture(scope="module")
+def make_index(hbase) -> Iterator[Callable[..., IndexStore]]:
+    """Create an index (schema applied, store opened); all are dropped when the module ends."""
+    made: list[tuple[IndexStore, IndexTables]] = []
+
+    def make(regions: int = 4, **config: object) -> IndexStore:
+        prefix = f"t{uuid.uuid4().hex[:10]}"
+        tables = index_tables(prefix, drawer_regions=regions)
+        client = connect(hbase.host, hbase.thrift2_port)
+        try:
+            apply_schema(client, tables)
+        finally:
+            client.close()
+        store = IndexStore(
+            StoreConfig(host=hbase.host, thrift_port=hbase.thrift_port, thrift2_port=hbase.thrift2_port,
+                        table_prefix=prefix, **config),  # type: ignore[arg-type]
+            tables,
+        )  # fmt: skip
+        store.open()
+        made.append((store, tables))
+        return store
+
+    yield make
+    for store, tables in made:
+        store.close()
+        drop_tables(hbase, tables)
+
+
+@pytest.fixture(scope="module")
+def index(make_index) -> IndexStore:
+    """One index per test module: tests keep apart by fingerprint (see `base`) and document ids."""
+    return make_index()
+
+
+@pytest.fixture
+def base() -> int:
+    """A random fingerprint: the neighbourhood of one test, away from every other test's."""
+    import random
+
+    return random.getrandbits(64)

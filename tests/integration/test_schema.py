@@ -1,0 +1,88 @@
+"""The schema on real HBase: every setting read back, idempotent apply, version refusal."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from simhash_schema import (
+    IndexMeta,
+    VersionMismatch,
+    apply_schema,
+    connect,
+    describe,
+    ensure_meta,
+    index_tables,
+    read_meta,
+    region_count,
+)
+from simhash_server.drawers import LAYOUT
+from simhash_server.fingerprint import FINGERPRINT_VERSION
+from simhash_server.store import IndexStore, StoreConfig
+
+
+@pytest.fixture
+def tables(drop):
+    tables = index_tables(f"s{uuid.uuid4().hex[:10]}", drawer_regions=8, compression="SNAPPY")
+    yield tables
+    drop(tables)
+
+
+@pytest.fixture
+def client(hbase):
+    client = connect(hbase.host, hbase.thrift2_port)
+    yield client
+    client.close()
+
+
+def test_apply_creates_every_table_with_every_setting(client, tables) -> None:
+    states = apply_schema(client, tables)
+    assert [s.created for s in states] == [True, True, True, True]
+    assert all(s.differences == () for s in states)
+
+    drawers = describe(client, tables.drawers.name)
+    assert drawers == {"d": {"max_versions": 1, "bloom": "ROWPREFIX_FIXED_LENGTH", "bloom_prefix_length": 5,
+                             "compression": "SNAPPY", "encoding": "FAST_DIFF", "block_cache": True,
+                             "block_size": 65536}}  # fmt: skip
+    assert region_count(client, tables.drawers.name) == 8
+    for spec in (tables.fp2docs, tables.docs):
+        family = describe(client, spec.name)["d"]
+        assert (family["bloom"], family["encoding"], family["max_versions"], family["block_cache"]) == (
+            "ROW", "FAST_DIFF", 1, True)  # fmt: skip
+    assert region_count(client, tables.fp2docs.name) == 2
+    assert describe(client, tables.meta.name)["m"]["max_versions"] == 1
+
+
+def test_apply_is_idempotent_and_reports_drift(client, tables) -> None:
+    apply_schema(client, tables)
+    again = apply_schema(client, tables)
+    assert [s.created for s in again] == [False] * 4
+    assert all(s.differences == () for s in again)
+    other = index_tables(tables.drawers.name.removesuffix("_drawers"), drawer_regions=8, compression="ZSTD")
+    drift = apply_schema(client, other)[0].differences
+    assert drift == ("compression: spec 'ZSTD', table 'SNAPPY'",)
+
+
+def test_meta_record_refuses_another_version_or_layout(client, tables, hbase) -> None:
+    apply_schema(client, tables)
+    config = StoreConfig(host=hbase.host, thrift_port=hbase.thrift_port, thrift2_port=hbase.thrift2_port,
+                         table_prefix=tables.drawers.name.removesuffix("_drawers"))  # fmt: skip
+    with IndexStore(config, tables) as store:
+        assert store.meta == IndexMeta(FINGERPRINT_VERSION, LAYOUT)
+    assert read_meta(client, tables.meta) == IndexMeta(FINGERPRINT_VERSION, LAYOUT)
+    with pytest.raises(VersionMismatch, match="fingerprint_version 'simhash64/"):
+        ensure_meta(client, tables.meta, IndexMeta("simhash64/other/r9", LAYOUT))
+    with pytest.raises(VersionMismatch, match="layout"):
+        ensure_meta(client, tables.meta, IndexMeta(FINGERPRINT_VERSION, "segments=16,16,16,16"))
+
+
+def test_opening_an_index_without_tables_says_what_to_run(hbase) -> None:
+    from simhash_server.pool import StoreError
+
+    config = StoreConfig(host=hbase.host, thrift_port=hbase.thrift_port, thrift2_port=hbase.thrift2_port,
+                         table_prefix=f"absent{uuid.uuid4().hex[:8]}", retries=0)  # fmt: skip
+    store = IndexStore(config)
+    with pytest.raises((StoreError, Exception), match="simhash-index schema apply"):
+        store.open()
+    store.close()
