@@ -8,7 +8,7 @@ JARS := deploy/hbase-local/target/lib/.complete
 PYTEST_ARGS ?=
 
 .PHONY: run stop test unit lint deps jars install hbase-start hbase-stop hbase-status clean \
-	eval bench-fingerprint golden
+	eval bench-fingerprint bench-query golden
 
 run: install jars
 	$(BIN)/simhash-index hbase start
@@ -59,6 +59,11 @@ eval: install
 
 bench-fingerprint: install
 	$(BIN)/python benchmarks/bench_fingerprint.py
+
+# Query latency against the local HBase of `make run` (loads 1e5 and 1e6 fingerprints once)
+bench-query: install jars
+	$(BIN)/simhash-index hbase start
+	$(BIN)/python benchmarks/bench_query.py $(BENCH_ARGS)
 
 # Rewrite tests/golden/vectors.json (refuses to move fingerprints without a FINGERPRINT_VERSION bump)
 golden: install

@@ -215,7 +215,9 @@ class IndexStore:
         out: list[int] = []
         start = prefix
         while True:
-            scan = t.TScan(startRow=start, stopRow=stop, filterString=b"KeyOnlyFilter()", caching=_SCAN_PAGE)
+            # PREAD: positional reads suit short scans (measured: lower p50 than the default stream reads).
+            scan = t.TScan(startRow=start, stopRow=stop, filterString=b"KeyOnlyFilter()", caching=_SCAN_PAGE,
+                           readType=t.TReadType.PREAD, limit=_SCAN_PAGE)  # fmt: skip
             results = self.thrift2.run(lambda c, s=scan: c.getScannerResults(table, s, _SCAN_PAGE), deadline=deadline)
             out.extend(int.from_bytes(r.row[5:], "big") for r in results)
             if len(results) < _SCAN_PAGE:

@@ -1,0 +1,170 @@
+"""Query latency of the drawer index on the local HBase, beside its floors, in one run.
+
+For each N (1e5 and 1e6 by default; --sizes 1e7 for more) it loads N random fingerprints into an index of
+their own (kept under the table prefix bench_qN and reused by later runs), then, interleaving query by query:
+- store: IndexStore.query (10 parallel Thrift2 scans, XOR + popcount, one multi-get of document ids);
+- raw Thrift2: the same 10 prefix scans issued directly, in parallel, nothing else (the floor);
+- raw Thrift1: the same 10 scans through happybase (open, getList, close each), in parallel;
+- brute force: numpy XOR + popcount over all N fingerprints in memory.
+Half the probes are stored fingerprints with a few bits flipped, half are random.
+
+    .venv/bin/python benchmarks/bench_query.py            # or: make bench-query
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import happybase
+import numpy as np
+
+from simhash_schema import apply_schema, connect, hbase2, index_tables
+from simhash_server.drawers import drawer_prefixes
+from simhash_server.store import IndexStore, StoreConfig
+
+LOAD_BATCH = 5000
+
+
+def load(store: IndexStore, fps: np.ndarray) -> float:
+    """Index fps (ids b0, b1, ...) unless an earlier run did; returns seconds spent."""
+    marker = b"bench_loaded"
+    conn = happybase.Connection(store.config.host, store.config.thrift_port, timeout=60_000)
+    meta = conn.table(store.tables.meta.name)
+    if meta.row(b"index").get(b"m:" + marker) == str(len(fps)).encode():
+        conn.close()
+        return 0.0
+    began = time.perf_counter()
+    batches = [[(f"b{i}", int(fps[i])) for i in range(s, min(s + LOAD_BATCH, len(fps)))]
+               for s in range(0, len(fps), LOAD_BATCH)]  # fmt: skip
+    with ThreadPoolExecutor(4) as pool:
+        for done, _ in enumerate(pool.map(store.index_many, batches), start=1):
+            if done % 20 == 0:
+                print(f"  loaded {done * LOAD_BATCH:,} of {len(fps):,}", flush=True)
+    meta.put(b"index", {b"m:" + marker: str(len(fps)).encode()})
+    conn.close()
+    return time.perf_counter() - began
+
+
+class RawScans:
+    """The 10 drawer scans and nothing else, through Thrift2 and through happybase."""
+
+    def __init__(self, store: IndexStore) -> None:
+        self.store = store
+        self.table = store.tables.drawers.name.encode()
+        self.pool = ThreadPoolExecutor(10)
+        self.t2 = [connect(store.config.host, store.config.thrift2_port) for _ in range(10)]
+        self.t1 = [happybase.Connection(store.config.host, store.config.thrift_port, timeout=10_000).table(self.table)
+                   for _ in range(10)]  # fmt: skip
+        self.hb = hbase2()
+
+    def thrift2(self, fp: int) -> int:
+        def scan(arg: tuple[object, bytes]) -> int:
+            client, p = arg
+            s = self.hb.TScan(startRow=p, stopRow=p + b"\xff" * 9, filterString=b"KeyOnlyFilter()", caching=10_000,
+                              readType=self.hb.TReadType.PREAD, limit=10_000)  # fmt: skip
+            return len(client.getScannerResults(self.table, s, 10_000))
+
+        return sum(self.pool.map(scan, zip(self.t2, drawer_prefixes(fp), strict=True)))
+
+    def thrift1(self, fp: int) -> int:
+        def scan(arg: tuple[happybase.Table, bytes]) -> int:
+            table, p = arg
+            return sum(1 for _ in table.scan(row_start=p, row_stop=p + b"\xff" * 9, filter=b"KeyOnlyFilter()",
+                                             batch_size=1000))  # fmt: skip
+
+        return sum(self.pool.map(scan, zip(self.t1, drawer_prefixes(fp), strict=True)))
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def bench_size(n: int, queries: int, args: argparse.Namespace) -> dict[str, object]:
+    rng = np.random.default_rng(n)
+    fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+    prefix = f"bench_q{n}"
+    tables = index_tables(prefix, drawer_regions=args.regions)
+    client = connect(args.host, args.thrift2_port)
+    apply_schema(client, tables)
+    client.close()
+    store = IndexStore(StoreConfig(host=args.host, thrift_port=args.thrift_port, thrift2_port=args.thrift2_port,
+                                   table_prefix=prefix, wal=False, pool_size=16), tables)  # fmt: skip
+    store.open()
+    load_s = load(store, fps)
+    probes = []
+    for i in range(queries):
+        if i % 2:
+            probes.append(int(rng.integers(0, 2**64, dtype=np.uint64)))
+        else:
+            fp = int(fps[rng.integers(0, n)])
+            for bit in rng.choice(64, size=int(rng.integers(0, 4)), replace=False):
+                fp ^= 1 << int(bit)
+            probes.append(fp)
+    raw = RawScans(store)
+    timings: dict[str, list[float]] = {"store": [], "raw thrift2": [], "raw thrift1": [], "brute force": []}
+    candidates = []
+    for fp in probes[:50]:  # warm the JIT and the block cache
+        store.query(fp), raw.thrift2(fp), raw.thrift1(fp)
+    for i, fp in enumerate(probes):
+        began = time.perf_counter()
+        store.query(fp)
+        timings["store"].append(time.perf_counter() - began)
+        began = time.perf_counter()
+        rows = raw.thrift2(fp)
+        if i % 2:  # random probes: what the theory predicts
+            candidates.append(rows)
+        timings["raw thrift2"].append(time.perf_counter() - began)
+        began = time.perf_counter()
+        raw.thrift1(fp)
+        timings["raw thrift1"].append(time.perf_counter() - began)
+        began = time.perf_counter()
+        np.nonzero(np.bitwise_count(fps ^ np.uint64(fp)) <= 3)
+        timings["brute force"].append(time.perf_counter() - began)
+    store.close()
+    return {"n": n, "load_s": load_s, "timings": timings, "candidates": statistics.mean(candidates),
+            "theory": 10 * n / 2**25.5}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=lambda s: [int(float(x)) for x in s.split(",")], default=[100_000, 1_000_000])
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--regions", type=int, default=16)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--thrift-port", type=int, default=9090)
+    parser.add_argument("--thrift2-port", type=int, default=9091)
+    args = parser.parse_args()
+    results = []
+    for n in args.sizes:
+        print(f"N = {n:,}", flush=True)
+        results.append(bench_size(n, args.queries, args))
+    print()
+    print("| N | path | p50 ms | p99 ms | queries/s (1 client) |")
+    print("|---|---|---|---|---|")
+    for r in results:
+        for path, values in r["timings"].items():
+            print(
+                f"| {r['n']:,} | {path} | {percentile(values, 0.5) * 1e3:.2f} | {percentile(values, 0.99) * 1e3:.2f} "
+                f"| {len(values) / sum(values):,.0f} |"
+            )
+    print()
+    for r in results:
+        t = r["timings"]
+        print(
+            f"N = {r['n']:,}: drawer rows per random query {r['candidates']:.3f} (theory 10*N/2^25.5 = {r['theory']:.3f}); "
+            f"store p50 / raw Thrift2 p50 = {percentile(t['store'], 0.5) / percentile(t['raw thrift2'], 0.5):.2f}; "
+            f"raw Thrift1 p50 / raw Thrift2 p50 = {percentile(t['raw thrift1'], 0.5) / percentile(t['raw thrift2'], 0.5):.2f}"
+            + (f"; loaded in {r['load_s']:.0f} s ({r['n'] / r['load_s']:,.0f} fingerprints/s)" if r["load_s"] else "")
+        )
+    if len(results) >= 2:
+        a, b = results[0], results[1]
+        ratio = percentile(b["timings"]["store"], 0.5) / percentile(a["timings"]["store"], 0.5)
+        print(f"store p50 at N = {b['n']:,} / p50 at N = {a['n']:,}: {ratio:.2f}")
+
+
+if __name__ == "__main__":
+    main()
