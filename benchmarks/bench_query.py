@@ -154,12 +154,14 @@ def main() -> None:
     print()
     for r in results:
         t = r["timings"]
-        print(
-            f"N = {r['n']:,}: drawer rows per random query {r['candidates']:.3f} (theory 10*N/2^25.5 = {r['theory']:.3f}); "
-            f"store p50 / raw Thrift2 p50 = {percentile(t['store'], 0.5) / percentile(t['raw thrift2'], 0.5):.2f}; "
-            f"raw Thrift1 p50 / raw Thrift2 p50 = {percentile(t['raw thrift1'], 0.5) / percentile(t['raw thrift2'], 0.5):.2f}"
-            + (f"; loaded in {r['load_s']:.0f} s ({r['n'] / r['load_s']:,.0f} fingerprints/s)" if r["load_s"] else "")
-        )
+        p50 = {path: percentile(values, 0.5) for path, values in t.items()}
+        line = (f"N = {r['n']:,}: drawer rows per random query {r['candidates']:.3f} "
+                f"(theory 10*N/2^25.5 = {r['theory']:.3f}); "
+                f"store p50 / raw Thrift2 p50 = {p50['store'] / p50['raw thrift2']:.2f}; "
+                f"raw Thrift1 p50 / raw Thrift2 p50 = {p50['raw thrift1'] / p50['raw thrift2']:.2f}")  # fmt: skip
+        if r["load_s"]:
+            line += f"; loaded in {r['load_s']:.0f} s ({r['n'] / r['load_s']:,.0f} fingerprints/s)"
+        print(line)
     if len(results) >= 2:
         a, b = results[0], results[1]
         ratio = percentile(b["timings"]["store"], 0.5) / percentile(a["timings"]["store"], 0.5)
