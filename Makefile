@@ -8,18 +8,20 @@ JARS := deploy/hbase-local/target/lib/.complete
 PYTEST_ARGS ?=
 
 .PHONY: run stop test unit lint deps jars install hbase-start hbase-stop hbase-status clean \
-	eval bench-fingerprint bench-query golden
+	eval bench-fingerprint bench-query golden proto proto-check
 
+# HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
 run: install jars
 	$(BIN)/simhash-index hbase start
-	@echo "HBase is up; stop it with 'make stop'."
+	$(BIN)/simhash-index schema apply
+	$(BIN)/simhash-index serve
 
 stop:
 	@if [ -x $(BIN)/simhash-index ]; then $(BIN)/simhash-index hbase stop; fi
 
 # The whole suite on a real HBase: the test session starts its own (free ports, var/test-hbase-*)
 # and stops it, so this works while `make run` is up.  Exit status is pytest's.
-test: install jars
+test: install jars proto-check
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 unit: install
@@ -52,6 +54,19 @@ jars: $(JARS)
 $(JARS): deploy/hbase-local/pom.xml | deps
 	mvn -B -q -f deploy/hbase-local/pom.xml package
 	touch $@
+
+# Generated gRPC code (client/simhash_index/v1) from proto/; `proto-check` fails when it is stale.
+PROTO := proto/simhash_index/v1/simhash_index.proto
+PROTOC = $(BIN)/python -m grpc_tools.protoc -Iproto
+proto: install
+	$(PROTOC) --python_out=client --pyi_out=client --grpc_python_out=client $(PROTO)
+
+proto-check: install
+	@tmp=$$(mktemp -d) && $(PROTOC) --python_out=$$tmp --pyi_out=$$tmp --grpc_python_out=$$tmp $(PROTO) && \
+	for f in simhash_index_pb2.py simhash_index_pb2.pyi simhash_index_pb2_grpc.py; do \
+	  diff -q $$tmp/simhash_index/v1/$$f client/simhash_index/v1/$$f >/dev/null || \
+	    { echo "client/simhash_index/v1/$$f is stale: run 'make proto' and commit" >&2; rm -rf $$tmp; exit 1; }; \
+	done; rm -rf $$tmp; echo "generated gRPC code is up to date"
 
 # Accuracy of every fingerprint recipe on a Debian-docs corpus -> docs/accuracy.md
 eval: install

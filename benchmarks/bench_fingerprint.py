@@ -69,8 +69,19 @@ def workers_rate(docs: list[str], workers: int) -> float:
             for n, d in enumerate(docs):
                 f.write(json.dumps({"id": n, "text": d}, ensure_ascii=False) + "\n")
     began = time.perf_counter()
-    subprocess.run([str(ROOT / ".venv" / "bin" / "simhash-index"), "fingerprint", "-i", f.name, "-o", os.devnull,
-                    "-w", str(workers)], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            str(ROOT / ".venv" / "bin" / "simhash-index"),
+            "fingerprint",
+            "-i",
+            f.name,
+            "-o",
+            os.devnull,
+            "-w",
+            str(workers),
+        ],
+        check=True,
+    )
     elapsed = time.perf_counter() - began
     os.unlink(f.name)
     return 4 * len(docs) / elapsed

@@ -37,8 +37,10 @@ def load(store: IndexStore, fps: np.ndarray) -> float:
         conn.close()
         return 0.0
     began = time.perf_counter()
-    batches = [[(f"b{i}", int(fps[i])) for i in range(s, min(s + LOAD_BATCH, len(fps)))]
-               for s in range(0, len(fps), LOAD_BATCH)]  # fmt: skip
+    batches = [
+        [(f"b{i}", int(fps[i])) for i in range(s, min(s + LOAD_BATCH, len(fps)))]
+        for s in range(0, len(fps), LOAD_BATCH)
+    ]
     with ThreadPoolExecutor(4) as pool:
         for done, _ in enumerate(pool.map(store.index_many, batches), start=1):
             if done % 20 == 0:
@@ -56,15 +58,23 @@ class RawScans:
         self.table = store.tables.drawers.name.encode()
         self.pool = ThreadPoolExecutor(10)
         self.t2 = [connect(store.config.host, store.config.thrift2_port) for _ in range(10)]
-        self.t1 = [happybase.Connection(store.config.host, store.config.thrift_port, timeout=10_000).table(self.table)
-                   for _ in range(10)]  # fmt: skip
+        self.t1 = [
+            happybase.Connection(store.config.host, store.config.thrift_port, timeout=10_000).table(self.table)
+            for _ in range(10)
+        ]
         self.hb = hbase2()
 
     def thrift2(self, fp: int) -> int:
         def scan(arg: tuple[object, bytes]) -> int:
             client, p = arg
-            s = self.hb.TScan(startRow=p, stopRow=p + b"\xff" * 9, filterString=b"KeyOnlyFilter()", caching=10_000,
-                              readType=self.hb.TReadType.PREAD, limit=10_000)  # fmt: skip
+            s = self.hb.TScan(
+                startRow=p,
+                stopRow=p + b"\xff" * 9,
+                filterString=b"KeyOnlyFilter()",
+                caching=10_000,
+                readType=self.hb.TReadType.PREAD,
+                limit=10_000,
+            )
             return len(client.getScannerResults(self.table, s, 10_000))
 
         return sum(self.pool.map(scan, zip(self.t2, drawer_prefixes(fp), strict=True)))
@@ -72,8 +82,9 @@ class RawScans:
     def thrift1(self, fp: int) -> int:
         def scan(arg: tuple[happybase.Table, bytes]) -> int:
             table, p = arg
-            return sum(1 for _ in table.scan(row_start=p, row_stop=p + b"\xff" * 9, filter=b"KeyOnlyFilter()",
-                                             batch_size=1000))  # fmt: skip
+            return sum(
+                1 for _ in table.scan(row_start=p, row_stop=p + b"\xff" * 9, filter=b"KeyOnlyFilter()", batch_size=1000)
+            )
 
         return sum(self.pool.map(scan, zip(self.t1, drawer_prefixes(fp), strict=True)))
 
@@ -91,8 +102,17 @@ def bench_size(n: int, queries: int, args: argparse.Namespace) -> dict[str, obje
     client = connect(args.host, args.thrift2_port)
     apply_schema(client, tables)
     client.close()
-    store = IndexStore(StoreConfig(host=args.host, thrift_port=args.thrift_port, thrift2_port=args.thrift2_port,
-                                   table_prefix=prefix, wal=False, pool_size=16), tables)  # fmt: skip
+    store = IndexStore(
+        StoreConfig(
+            host=args.host,
+            thrift_port=args.thrift_port,
+            thrift2_port=args.thrift2_port,
+            table_prefix=prefix,
+            wal=False,
+            pool_size=16,
+        ),
+        tables,
+    )
     store.open()
     load_s = load(store, fps)
     probes = []
@@ -125,8 +145,13 @@ def bench_size(n: int, queries: int, args: argparse.Namespace) -> dict[str, obje
         np.nonzero(np.bitwise_count(fps ^ np.uint64(fp)) <= 3)
         timings["brute force"].append(time.perf_counter() - began)
     store.close()
-    return {"n": n, "load_s": load_s, "timings": timings, "candidates": statistics.mean(candidates),
-            "theory": 10 * n / 2**25.5}  # fmt: skip
+    return {
+        "n": n,
+        "load_s": load_s,
+        "timings": timings,
+        "candidates": statistics.mean(candidates),
+        "theory": 10 * n / 2**25.5,
+    }
 
 
 def main() -> None:
@@ -155,10 +180,12 @@ def main() -> None:
     for r in results:
         t = r["timings"]
         p50 = {path: percentile(values, 0.5) for path, values in t.items()}
-        line = (f"N = {r['n']:,}: drawer rows per random query {r['candidates']:.3f} "
-                f"(theory 10*N/2^25.5 = {r['theory']:.3f}); "
-                f"store p50 / raw Thrift2 p50 = {p50['store'] / p50['raw thrift2']:.2f}; "
-                f"raw Thrift1 p50 / raw Thrift2 p50 = {p50['raw thrift1'] / p50['raw thrift2']:.2f}")  # fmt: skip
+        line = (
+            f"N = {r['n']:,}: drawer rows per random query {r['candidates']:.3f} "
+            f"(theory 10*N/2^25.5 = {r['theory']:.3f}); "
+            f"store p50 / raw Thrift2 p50 = {p50['store'] / p50['raw thrift2']:.2f}; "
+            f"raw Thrift1 p50 / raw Thrift2 p50 = {p50['raw thrift1'] / p50['raw thrift2']:.2f}"
+        )
         if r["load_s"]:
             line += f"; loaded in {r['load_s']:.0f} s ({r['n'] / r['load_s']:,.0f} fingerprints/s)"
         print(line)

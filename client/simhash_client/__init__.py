@@ -1,3 +1,37 @@
-"""Python client for the simhash-index gRPC service."""
+"""Python client for the simhash-index gRPC service (installs without jieba, happybase or numpy)."""
 
-__all__: list[str] = []
+from simhash_client.client import SimHashClient
+from simhash_client.errors import (
+    DeadlineExceeded,
+    FailedPrecondition,
+    InternalError,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+    SimHashError,
+    Unauthenticated,
+    Unavailable,
+)
+from simhash_client.types import DedupResult, FingerprintResult, Hit, IndexOutcome, Stats, parse_simhash, to_hex
+
+__all__ = [
+    "DeadlineExceeded",
+    "DedupResult",
+    "FailedPrecondition",
+    "FingerprintResult",
+    "Hit",
+    "IndexOutcome",
+    "InternalError",
+    "InvalidArgument",
+    "NotFound",
+    "PermissionDenied",
+    "ResourceExhausted",
+    "SimHashClient",
+    "SimHashError",
+    "Stats",
+    "Unauthenticated",
+    "Unavailable",
+    "parse_simhash",
+    "to_hex",
+]

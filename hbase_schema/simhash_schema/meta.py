@@ -48,8 +48,12 @@ def ensure_meta(client: Any, table: TableSpec, expected: IndexMeta) -> IndexMeta
             **{f: getattr(expected, f) for f in FIELDS},
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
-        put = t.TPut(row=ROW, columnValues=[t.TColumnValue(family=family, qualifier=k.encode(), value=v.encode())
-                                            for k, v in values.items()])  # fmt: skip
+        put = t.TPut(
+            row=ROW,
+            columnValues=[
+                t.TColumnValue(family=family, qualifier=k.encode(), value=v.encode()) for k, v in values.items()
+            ],
+        )
         # checkAndPut on "no fingerprint_version yet": two first starts cannot write different records.
         client.checkAndPut(table.name.encode(), ROW, family, b"fingerprint_version", None, put)
         stored = read_meta(client, table)

@@ -25,9 +25,11 @@ class FamilySpec:
     block_size: int = 65536
 
     def __post_init__(self) -> None:
-        for value, allowed, what in ((self.compression, COMPRESSIONS, "compression"),
-                                     (self.bloom, BLOOM_TYPES, "bloom filter"),
-                                     (self.encoding, ENCODINGS, "data block encoding")):  # fmt: skip
+        for value, allowed, what in (
+            (self.compression, COMPRESSIONS, "compression"),
+            (self.bloom, BLOOM_TYPES, "bloom filter"),
+            (self.encoding, ENCODINGS, "data block encoding"),
+        ):
             if value not in allowed:
                 raise ValueError(f"unknown {what} {value!r}; choose one of {', '.join(allowed)}")
         if (self.bloom == "ROWPREFIX_FIXED_LENGTH") != (self.bloom_prefix_length is not None):

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import click
 
+from simhash_server.cli_client import COMMANDS as CLIENT_COMMANDS
 from simhash_server.cli_fingerprint import fingerprint_command
 from simhash_server.cli_hbase import hbase
 from simhash_server.cli_schema import schema
+from simhash_server.cli_serve import serve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "SIMHASH"})
@@ -19,3 +21,6 @@ def main() -> None:
 main.add_command(hbase)
 main.add_command(fingerprint_command, name="fingerprint")
 main.add_command(schema)
+main.add_command(serve)
+for _name, _command in CLIENT_COMMANDS.items():
+    main.add_command(_command, name=_name)

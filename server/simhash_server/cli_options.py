@@ -12,17 +12,45 @@ __all__ = ["store_config", "store_options"]
 
 def store_options(command: Callable[..., Any]) -> Callable[..., Any]:
     options = [
-        click.option("--hbase-host", default="127.0.0.1", show_default=True, envvar="SIMHASH_HBASE_HOST",
-                     help="Host of the HBase Thrift gateways."),
-        click.option("--thrift-port", type=click.IntRange(1, 65535), default=9090, show_default=True,
-                     envvar="SIMHASH_HBASE_THRIFT_PORT", help="Thrift1 gateway port (writes, gets)."),
-        click.option("--thrift2-port", type=click.IntRange(1, 65535), default=9091, show_default=True,
-                     envvar="SIMHASH_HBASE_THRIFT2_PORT", help="Thrift2 gateway port (schema, scans)."),
-        click.option("--table-prefix", default="simhash", show_default=True, envvar="SIMHASH_TABLE_PREFIX",
-                     help="Names the index: tables PREFIX_drawers, PREFIX_fp2docs, PREFIX_docs, PREFIX_meta."),
-        click.option("--hbase-timeout-ms", type=click.IntRange(100), default=10_000, show_default=True,
-                     envvar="SIMHASH_HBASE_TIMEOUT_MS", help="Socket timeout of each Thrift call."),
-    ]  # fmt: skip
+        click.option(
+            "--hbase-host",
+            default="127.0.0.1",
+            show_default=True,
+            envvar="SIMHASH_HBASE_HOST",
+            help="Host of the HBase Thrift gateways.",
+        ),
+        click.option(
+            "--thrift-port",
+            type=click.IntRange(1, 65535),
+            default=9090,
+            show_default=True,
+            envvar="SIMHASH_HBASE_THRIFT_PORT",
+            help="Thrift1 gateway port (writes, gets).",
+        ),
+        click.option(
+            "--thrift2-port",
+            type=click.IntRange(1, 65535),
+            default=9091,
+            show_default=True,
+            envvar="SIMHASH_HBASE_THRIFT2_PORT",
+            help="Thrift2 gateway port (schema, scans).",
+        ),
+        click.option(
+            "--table-prefix",
+            default="simhash",
+            show_default=True,
+            envvar="SIMHASH_TABLE_PREFIX",
+            help="Names the index: tables PREFIX_drawers, PREFIX_fp2docs, PREFIX_docs, PREFIX_meta.",
+        ),
+        click.option(
+            "--hbase-timeout-ms",
+            type=click.IntRange(100),
+            default=10_000,
+            show_default=True,
+            envvar="SIMHASH_HBASE_TIMEOUT_MS",
+            help="Socket timeout of each Thrift call.",
+        ),
+    ]
     for option in reversed(options):
         command = option(command)
     return command

@@ -66,8 +66,10 @@ def show(**opts: Any) -> None:
     tables = index_tables(config.table_prefix)
     try:
         client = connect(config.host, config.thrift2_port, config.timeout_ms)
-        report = {t.name: {"families": describe(client, t.name), "regions": region_count(client, t.name)}
-                  for t in tables.all()}  # fmt: skip
+        report = {
+            t.name: {"families": describe(client, t.name), "regions": region_count(client, t.name)}
+            for t in tables.all()
+        }
         meta = read_meta(client, tables.meta)
     except (SchemaError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc

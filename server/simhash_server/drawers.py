@@ -21,8 +21,18 @@ from itertools import combinations
 
 import numpy as np
 
-__all__ = ["KEY_LENGTH", "LAYOUT", "PAIRS", "PREFIX_LENGTH", "SEGMENTS", "decode_key", "drawer_keys",
-           "drawer_prefixes", "drawer_prefixes_array", "hamming"]  # fmt: skip
+__all__ = [
+    "KEY_LENGTH",
+    "LAYOUT",
+    "PAIRS",
+    "PREFIX_LENGTH",
+    "SEGMENTS",
+    "decode_key",
+    "drawer_keys",
+    "drawer_prefixes",
+    "drawer_prefixes_array",
+    "hamming",
+]
 
 SEGMENTS: tuple[int, ...] = (13, 13, 13, 13, 12)
 PAIRS: tuple[tuple[int, int], ...] = tuple(combinations(range(len(SEGMENTS)), 2))

@@ -73,8 +73,10 @@ def _hash_and_idf(tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
         for i, pair in enumerate(pairs):
             if pair is None:
                 token = tokens[i]
-                pairs[i] = _token_cache[token] = (xxhash.xxh3_64_intdigest(token.encode("utf-8")),
-                                                  idf.get(token, median))  # fmt: skip
+                pairs[i] = _token_cache[token] = (
+                    xxhash.xxh3_64_intdigest(token.encode("utf-8")),
+                    idf.get(token, median),
+                )
     if not pairs:
         return np.zeros(0, np.uint64), np.zeros(0, np.float64)
     hashes, idfs = zip(*pairs, strict=True)

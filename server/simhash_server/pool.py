@@ -19,6 +19,8 @@ from typing import Any, Generic, TypeVar
 from thriftpy2.thrift import TApplicationException, TDecodeException, TException
 from thriftpy2.transport import TTransportException
 
+from simhash_server.metrics import HBASE_CALL_SECONDS
+
 __all__ = ["TRANSPORT_ERRORS", "ConnectionPool", "StoreError"]
 
 log = logging.getLogger(__name__)
@@ -26,8 +28,13 @@ C = TypeVar("C")
 R = TypeVar("R")
 
 TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
-    TTransportException, socket.error, TimeoutError, TApplicationException, TDecodeException, EOFError,
-)  # fmt: skip
+    TTransportException,
+    socket.error,
+    TimeoutError,
+    TApplicationException,
+    TDecodeException,
+    EOFError,
+)
 
 
 class StoreError(RuntimeError):
@@ -35,8 +42,15 @@ class StoreError(RuntimeError):
 
 
 class ConnectionPool(Generic[C]):
-    def __init__(self, name: str, factory: Callable[[], C], close: Callable[[C], None], size: int,
-                 retries: int = 2, acquire_timeout: float = 10.0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        factory: Callable[[], C],
+        close: Callable[[C], None],
+        size: int,
+        retries: int = 2,
+        acquire_timeout: float = 10.0,
+    ) -> None:
         if size < 1:
             raise ValueError(f"pool size must be >= 1, got {size}")
         self.name = name
@@ -56,9 +70,11 @@ class ConnectionPool(Generic[C]):
             if not self._slots.acquire(timeout=self.acquire_timeout):
                 raise StoreError(f"{self.name}: no connection free within {self.acquire_timeout:.0f} s")
             conn: C | None = None
+            began = time.perf_counter()
             try:
                 conn = self._take()
                 result = call(conn)
+                HBASE_CALL_SECONDS.labels(self.name).observe(time.perf_counter() - began)
             except TRANSPORT_ERRORS as exc:
                 last = exc
                 if conn is not None:

@@ -25,6 +25,7 @@ import happybase
 from simhash_schema import IndexMeta, IndexTables, SchemaError, connect, ensure_meta, index_tables, table_exists
 from simhash_server.drawers import LAYOUT, drawer_keys, drawer_prefixes
 from simhash_server.fingerprint import FINGERPRINT_VERSION
+from simhash_server.metrics import CANDIDATES
 from simhash_server.pool import ConnectionPool, StoreError, close_quietly
 
 __all__ = ["MAX_DISTANCE", "MAX_DOC_ID_BYTES", "Hit", "IndexStore", "StoreConfig", "StoreError"]
@@ -195,6 +196,33 @@ class IndexStore:
         rows = self.thrift1.run(read, deadline=deadline)
         return {key: int.from_bytes(data[_FP_COLUMN], "big") for key, data in rows if _FP_COLUMN in data}
 
+    def ping(self) -> None:
+        """Raise unless HBase answers and the index's meta record still matches (the health check)."""
+        expected = IndexMeta(FINGERPRINT_VERSION, LAYOUT)
+        self.meta = self.thrift2.run(
+            lambda client: ensure_meta(client, self.tables.meta, expected),
+        )
+
+    def count_documents(self, deadline: float | None = None) -> int:
+        """Rows of the docs table, by a keys-only scan: O(documents), so callers cache it."""
+        from simhash_schema import hbase2
+
+        t = hbase2()
+        table = self._names["docs"]
+        total, start = 0, b""
+        while True:
+            scan = t.TScan(
+                startRow=start,
+                filterString=b"FirstKeyOnlyFilter() AND KeyOnlyFilter()",
+                caching=_SCAN_PAGE,
+                limit=_SCAN_PAGE,
+            )
+            results = self.thrift2.run(lambda c, s=scan: c.getScannerResults(table, s, _SCAN_PAGE), deadline=deadline)
+            total += len(results)
+            if len(results) < _SCAN_PAGE:
+                return total
+            start = results[-1].row + b"\x00"
+
     def candidates(self, fp: int, deadline: float | None = None) -> set[int]:
         """Every stored fingerprint sharing a drawer with ``fp`` (the 10 prefix scans, in parallel)."""
         futures = [self._scans.submit(self._scan_prefix, prefix, deadline) for prefix in drawer_prefixes(fp)]
@@ -216,16 +244,23 @@ class IndexStore:
         start = prefix
         while True:
             # PREAD: positional reads suit short scans (measured: lower p50 than the default stream reads).
-            scan = t.TScan(startRow=start, stopRow=stop, filterString=b"KeyOnlyFilter()", caching=_SCAN_PAGE,
-                           readType=t.TReadType.PREAD, limit=_SCAN_PAGE)  # fmt: skip
+            scan = t.TScan(
+                startRow=start,
+                stopRow=stop,
+                filterString=b"KeyOnlyFilter()",
+                caching=_SCAN_PAGE,
+                readType=t.TReadType.PREAD,
+                limit=_SCAN_PAGE,
+            )
             results = self.thrift2.run(lambda c, s=scan: c.getScannerResults(table, s, _SCAN_PAGE), deadline=deadline)
             out.extend(int.from_bytes(r.row[5:], "big") for r in results)
             if len(results) < _SCAN_PAGE:
                 return out
             start = results[-1].row + b"\x00"
 
-    def query(self, fp: int, max_distance: int = MAX_DISTANCE, limit: int | None = None,
-              deadline: float | None = None) -> list[Hit]:  # fmt: skip
+    def query(
+        self, fp: int, max_distance: int = MAX_DISTANCE, limit: int | None = None, deadline: float | None = None
+    ) -> list[Hit]:
         """Documents whose fingerprint is within ``max_distance`` of ``fp``, closest first, then by id."""
         check_fingerprint(fp)
         if not 0 <= max_distance <= MAX_DISTANCE:
@@ -233,7 +268,9 @@ class IndexStore:
                 f"max_distance must be 0..{MAX_DISTANCE}: the 5-segment drawer index answers exactly only up to "
                 f"{MAX_DISTANCE}, got {max_distance}"
             )
-        near = {c: (c ^ fp).bit_count() for c in self.candidates(fp, deadline)}
+        found = self.candidates(fp, deadline)
+        CANDIDATES.observe(len(found))
+        near = {c: (c ^ fp).bit_count() for c in found}
         near = {c: d for c, d in near.items() if d <= max_distance}
         if not near:
             return []

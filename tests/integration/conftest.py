@@ -41,10 +41,15 @@ def make_index(hbase) -> Iterator[Callable[..., IndexStore]]:
         finally:
             client.close()
         store = IndexStore(
-            StoreConfig(host=hbase.host, thrift_port=hbase.thrift_port, thrift2_port=hbase.thrift2_port,
-                        table_prefix=prefix, **config),  # type: ignore[arg-type]
+            StoreConfig(
+                host=hbase.host,
+                thrift_port=hbase.thrift_port,
+                thrift2_port=hbase.thrift2_port,
+                table_prefix=prefix,
+                **config,
+            ),  # type: ignore[arg-type]
             tables,
-        )  # fmt: skip
+        )
         store.open()
         made.append((store, tables))
         return store

@@ -42,14 +42,26 @@ def test_apply_creates_every_table_with_every_setting(client, tables) -> None:
     assert all(s.differences == () for s in states)
 
     drawers = describe(client, tables.drawers.name)
-    assert drawers == {"d": {"max_versions": 1, "bloom": "ROWPREFIX_FIXED_LENGTH", "bloom_prefix_length": 5,
-                             "compression": "SNAPPY", "encoding": "FAST_DIFF", "block_cache": True,
-                             "block_size": 65536}}  # fmt: skip
+    assert drawers == {
+        "d": {
+            "max_versions": 1,
+            "bloom": "ROWPREFIX_FIXED_LENGTH",
+            "bloom_prefix_length": 5,
+            "compression": "SNAPPY",
+            "encoding": "FAST_DIFF",
+            "block_cache": True,
+            "block_size": 65536,
+        }
+    }
     assert region_count(client, tables.drawers.name) == 8
     for spec in (tables.fp2docs, tables.docs):
         family = describe(client, spec.name)["d"]
         assert (family["bloom"], family["encoding"], family["max_versions"], family["block_cache"]) == (
-            "ROW", "FAST_DIFF", 1, True)  # fmt: skip
+            "ROW",
+            "FAST_DIFF",
+            1,
+            True,
+        )
     assert region_count(client, tables.fp2docs.name) == 2
     assert describe(client, tables.meta.name)["m"]["max_versions"] == 1
 
@@ -66,8 +78,12 @@ def test_apply_is_idempotent_and_reports_drift(client, tables) -> None:
 
 def test_meta_record_refuses_another_version_or_layout(client, tables, hbase) -> None:
     apply_schema(client, tables)
-    config = StoreConfig(host=hbase.host, thrift_port=hbase.thrift_port, thrift2_port=hbase.thrift2_port,
-                         table_prefix=tables.drawers.name.removesuffix("_drawers"))  # fmt: skip
+    config = StoreConfig(
+        host=hbase.host,
+        thrift_port=hbase.thrift_port,
+        thrift2_port=hbase.thrift2_port,
+        table_prefix=tables.drawers.name.removesuffix("_drawers"),
+    )
     with IndexStore(config, tables) as store:
         assert store.meta == IndexMeta(FINGERPRINT_VERSION, LAYOUT)
     assert read_meta(client, tables.meta) == IndexMeta(FINGERPRINT_VERSION, LAYOUT)
@@ -80,8 +96,13 @@ def test_meta_record_refuses_another_version_or_layout(client, tables, hbase) ->
 def test_opening_an_index_without_tables_says_what_to_run(hbase) -> None:
     from simhash_server.pool import StoreError
 
-    config = StoreConfig(host=hbase.host, thrift_port=hbase.thrift_port, thrift2_port=hbase.thrift2_port,
-                         table_prefix=f"absent{uuid.uuid4().hex[:8]}", retries=0)  # fmt: skip
+    config = StoreConfig(
+        host=hbase.host,
+        thrift_port=hbase.thrift_port,
+        thrift2_port=hbase.thrift2_port,
+        table_prefix=f"absent{uuid.uuid4().hex[:8]}",
+        retries=0,
+    )
     store = IndexStore(config)
     with pytest.raises((StoreError, Exception), match="simhash-index schema apply"):
         store.open()

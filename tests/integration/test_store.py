@@ -28,13 +28,22 @@ def ids() -> str:
 
 
 def test_index_get_and_query_closest_first(index, base, ids) -> None:
-    index.index_many([(ids + "exact", base), (ids + "one", flip(base, 0)), (ids + "three", flip(base, 1, 30, 63)),
-                      (ids + "four", flip(base, 2, 20, 40, 60)), (ids + "twin", base)])  # fmt: skip
+    index.index_many(
+        [
+            (ids + "exact", base),
+            (ids + "one", flip(base, 0)),
+            (ids + "three", flip(base, 1, 30, 63)),
+            (ids + "four", flip(base, 2, 20, 40, 60)),
+            (ids + "twin", base),
+        ]
+    )
     assert index.get(ids + "exact") == base and index.get(ids + "nobody") is None
     assert index.query(base) == [
-        Hit(ids + "exact", base, 0), Hit(ids + "twin", base, 0), Hit(ids + "one", flip(base, 0), 1),
+        Hit(ids + "exact", base, 0),
+        Hit(ids + "twin", base, 0),
+        Hit(ids + "one", flip(base, 0), 1),
         Hit(ids + "three", flip(base, 1, 30, 63), 3),
-    ]  # fmt: skip
+    ]
     assert [h.doc_id for h in index.query(base, max_distance=0)] == [ids + "exact", ids + "twin"]
     assert [h.doc_id for h in index.query(base, limit=3)] == [ids + "exact", ids + "twin", ids + "one"]
 
@@ -90,13 +99,16 @@ def test_unicode_ids_round_trip(index, base, ids) -> None:
     assert {h.doc_id for h in index.query(base)} == {ids + "文档/一", ids + "emoji-😀"}
 
 
-@pytest.mark.parametrize(("call", "message"), [
-    (lambda s: s.query(0, max_distance=4), "max_distance must be 0..3: the 5-segment drawer index"),
-    (lambda s: s.query(2**64), "unsigned 64-bit"),
-    (lambda s: s.index("", 0), "doc_id is empty"),
-    (lambda s: s.index("x" * 513, 0), "doc_id is 513 bytes, the limit is 512"),
-    (lambda s: s.index("ok", -1), "unsigned 64-bit"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda s: s.query(0, max_distance=4), "max_distance must be 0..3: the 5-segment drawer index"),
+        (lambda s: s.query(2**64), "unsigned 64-bit"),
+        (lambda s: s.index("", 0), "doc_id is empty"),
+        (lambda s: s.index("x" * 513, 0), "doc_id is 513 bytes, the limit is 512"),
+        (lambda s: s.index("ok", -1), "unsigned 64-bit"),
+    ],
+)
 def test_bad_arguments_are_named(index, call, message) -> None:
     with pytest.raises(ValueError, match=message):
         call(index)
@@ -104,11 +116,16 @@ def test_bad_arguments_are_named(index, call, message) -> None:
 
 def test_storage_failure_is_an_error_never_an_empty_answer(index, base) -> None:
     closed = Ports.free()  # nothing listens there
-    dead = IndexStore(replace(index.config, thrift_port=closed.thrift, thrift2_port=closed.thrift2, retries=1),
-                      index.tables)  # fmt: skip
+    dead = IndexStore(
+        replace(index.config, thrift_port=closed.thrift, thrift2_port=closed.thrift2, retries=1), index.tables
+    )
     try:
-        for call in (lambda: dead.query(base), lambda: dead.index("a", base), lambda: dead.get("a"),
-                     lambda: dead.delete(["a"])):  # fmt: skip
+        for call in (
+            lambda: dead.query(base),
+            lambda: dead.index("a", base),
+            lambda: dead.get("a"),
+            lambda: dead.delete(["a"]),
+        ):
             with pytest.raises(StoreError, match="did not answer after 2 attempt"):
                 call()
     finally:

@@ -27,15 +27,20 @@ def test_good_lines_come_out_in_order_with_hex_and_feature_count() -> None:
 
 
 def test_bad_lines_are_reported_by_number_and_the_rest_processed() -> None:
-    stdin = "\n".join([
-        '{"id": "a", "text": "好"}',
-        "{not json",
-        '{"id": "b"}',
-        '{"id": "c", "text": 42}',
-        '["id", "text"]',
-        '{"text": "no id"}',
-        '{"id": "d", "text": "fine"}',
-    ]) + "\n"  # fmt: skip
+    stdin = (
+        "\n".join(
+            [
+                '{"id": "a", "text": "好"}',
+                "{not json",
+                '{"id": "b"}',
+                '{"id": "c", "text": 42}',
+                '["id", "text"]',
+                '{"text": "no id"}',
+                '{"id": "d", "text": "fine"}',
+            ]
+        )
+        + "\n"
+    )
     result = _invoke(stdin)
     assert result.exit_code == 1
     assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["a", "d"]
@@ -49,8 +54,10 @@ def test_bad_lines_are_reported_by_number_and_the_rest_processed() -> None:
 
 
 def test_workers_keep_input_order_and_give_the_same_fingerprints(tmp_path) -> None:
-    lines = [json.dumps({"id": n, "text": f"第{n}篇文档，内容编号{n * 37}。document {n}"}, ensure_ascii=False)
-             for n in range(1500)]  # fmt: skip
+    lines = [
+        json.dumps({"id": n, "text": f"第{n}篇文档，内容编号{n * 37}。document {n}"}, ensure_ascii=False)
+        for n in range(1500)
+    ]
     source = tmp_path / "in.jsonl"
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
     one = _invoke("", "--input", str(source))

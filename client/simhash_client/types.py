@@ -1,0 +1,69 @@
+"""What the client returns: small immutable dataclasses.  Fingerprints are ints; ``.hex`` gives 16 digits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DedupResult", "FingerprintResult", "Hit", "IndexOutcome", "Stats", "parse_simhash", "to_hex"]
+
+
+def to_hex(value: int) -> str:
+    return f"{value:016x}"
+
+
+def parse_simhash(value: int | str) -> int:
+    """An unsigned 64-bit fingerprint from an int or 16 hex digits; ValueError names what is wrong."""
+    if isinstance(value, str):
+        text = value.strip()
+        if len(text) != 16 or any(c not in "0123456789abcdefABCDEF" for c in text):
+            raise ValueError(f"simhash must be 16 hex digits, got {value!r}")
+        return int(text, 16)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**64:
+        raise ValueError(f"simhash must be an unsigned 64-bit integer, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Hit:
+    doc_id: str
+    simhash: int
+    distance: int
+
+    @property
+    def hex(self) -> str:
+        return to_hex(self.simhash)
+
+
+@dataclass(frozen=True)
+class FingerprintResult:
+    simhash: int
+    features: int
+    fingerprint_version: str
+
+    @property
+    def hex(self) -> str:
+        return to_hex(self.simhash)
+
+
+@dataclass(frozen=True)
+class IndexOutcome:
+    doc_id: str
+    ok: bool
+    simhash: int | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class DedupResult:
+    stored: bool
+    hits: tuple[Hit, ...]
+    simhash: int
+
+
+@dataclass(frozen=True)
+class Stats:
+    documents: int
+    fingerprint_version: str
+    layout: str
+    tables: tuple[str, ...]
+    max_distance: int

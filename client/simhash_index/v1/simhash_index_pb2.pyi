@@ -1,0 +1,179 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class FingerprintRequest(_message.Message):
+    __slots__ = ("text",)
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    def __init__(self, text: _Optional[str] = ...) -> None: ...
+
+class FingerprintResponse(_message.Message):
+    __slots__ = ("simhash", "features", "fingerprint_version")
+    SIMHASH_FIELD_NUMBER: _ClassVar[int]
+    FEATURES_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    simhash: int
+    features: int
+    fingerprint_version: str
+    def __init__(self, simhash: _Optional[int] = ..., features: _Optional[int] = ..., fingerprint_version: _Optional[str] = ...) -> None: ...
+
+class IndexRequest(_message.Message):
+    __slots__ = ("doc_id", "text", "simhash", "fingerprint_version")
+    DOC_ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SIMHASH_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    doc_id: str
+    text: str
+    simhash: int
+    fingerprint_version: str
+    def __init__(self, doc_id: _Optional[str] = ..., text: _Optional[str] = ..., simhash: _Optional[int] = ..., fingerprint_version: _Optional[str] = ...) -> None: ...
+
+class IndexResponse(_message.Message):
+    __slots__ = ("doc_id", "simhash", "features")
+    DOC_ID_FIELD_NUMBER: _ClassVar[int]
+    SIMHASH_FIELD_NUMBER: _ClassVar[int]
+    FEATURES_FIELD_NUMBER: _ClassVar[int]
+    doc_id: str
+    simhash: int
+    features: int
+    def __init__(self, doc_id: _Optional[str] = ..., simhash: _Optional[int] = ..., features: _Optional[int] = ...) -> None: ...
+
+class IndexBatchRequest(_message.Message):
+    __slots__ = ("documents",)
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    documents: _containers.RepeatedCompositeFieldContainer[IndexRequest]
+    def __init__(self, documents: _Optional[_Iterable[_Union[IndexRequest, _Mapping]]] = ...) -> None: ...
+
+class IndexOutcome(_message.Message):
+    __slots__ = ("doc_id", "code", "error", "simhash")
+    DOC_ID_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    SIMHASH_FIELD_NUMBER: _ClassVar[int]
+    doc_id: str
+    code: int
+    error: str
+    simhash: int
+    def __init__(self, doc_id: _Optional[str] = ..., code: _Optional[int] = ..., error: _Optional[str] = ..., simhash: _Optional[int] = ...) -> None: ...
+
+class IndexBatchResponse(_message.Message):
+    __slots__ = ("outcomes", "indexed", "rejected")
+    OUTCOMES_FIELD_NUMBER: _ClassVar[int]
+    INDEXED_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    outcomes: _containers.RepeatedCompositeFieldContainer[IndexOutcome]
+    indexed: int
+    rejected: int
+    def __init__(self, outcomes: _Optional[_Iterable[_Union[IndexOutcome, _Mapping]]] = ..., indexed: _Optional[int] = ..., rejected: _Optional[int] = ...) -> None: ...
+
+class QueryRequest(_message.Message):
+    __slots__ = ("text", "simhash", "max_distance", "limit", "fingerprint_version")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SIMHASH_FIELD_NUMBER: _ClassVar[int]
+    MAX_DISTANCE_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    simhash: int
+    max_distance: int
+    limit: int
+    fingerprint_version: str
+    def __init__(self, text: _Optional[str] = ..., simhash: _Optional[int] = ..., max_distance: _Optional[int] = ..., limit: _Optional[int] = ..., fingerprint_version: _Optional[str] = ...) -> None: ...
+
+class Hit(_message.Message):
+    __slots__ = ("doc_id", "simhash", "distance")
+    DOC_ID_FIELD_NUMBER: _ClassVar[int]
+    SIMHASH_FIELD_NUMBER: _ClassVar[int]
+    DISTANCE_FIELD_NUMBER: _ClassVar[int]
+    doc_id: str
+    simhash: int
+    distance: int
+    def __init__(self, doc_id: _Optional[str] = ..., simhash: _Optional[int] = ..., distance: _Optional[int] = ...) -> None: ...
+
+class QueryResponse(_message.Message):
+    __slots__ = ("hits", "simhash", "features")
+    HITS_FIELD_NUMBER: _ClassVar[int]
+    SIMHASH_FIELD_NUMBER: _ClassVar[int]
+    FEATURES_FIELD_NUMBER: _ClassVar[int]
+    hits: _containers.RepeatedCompositeFieldContainer[Hit]
+    simhash: int
+    features: int
+    def __init__(self, hits: _Optional[_Iterable[_Union[Hit, _Mapping]]] = ..., simhash: _Optional[int] = ..., features: _Optional[int] = ...) -> None: ...
+
+class DeduplicateRequest(_message.Message):
+    __slots__ = ("doc_id", "text", "simhash", "max_distance", "limit", "fingerprint_version")
+    DOC_ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SIMHASH_FIELD_NUMBER: _ClassVar[int]
+    MAX_DISTANCE_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    doc_id: str
+    text: str
+    simhash: int
+    max_distance: int
+    limit: int
+    fingerprint_version: str
+    def __init__(self, doc_id: _Optional[str] = ..., text: _Optional[str] = ..., simhash: _Optional[int] = ..., max_distance: _Optional[int] = ..., limit: _Optional[int] = ..., fingerprint_version: _Optional[str] = ...) -> None: ...
+
+class DeduplicateResponse(_message.Message):
+    __slots__ = ("hits", "stored", "simhash", "features")
+    HITS_FIELD_NUMBER: _ClassVar[int]
+    STORED_FIELD_NUMBER: _ClassVar[int]
+    SIMHASH_FIELD_NUMBER: _ClassVar[int]
+    FEATURES_FIELD_NUMBER: _ClassVar[int]
+    hits: _containers.RepeatedCompositeFieldContainer[Hit]
+    stored: bool
+    simhash: int
+    features: int
+    def __init__(self, hits: _Optional[_Iterable[_Union[Hit, _Mapping]]] = ..., stored: _Optional[bool] = ..., simhash: _Optional[int] = ..., features: _Optional[int] = ...) -> None: ...
+
+class GetRequest(_message.Message):
+    __slots__ = ("doc_id",)
+    DOC_ID_FIELD_NUMBER: _ClassVar[int]
+    doc_id: str
+    def __init__(self, doc_id: _Optional[str] = ...) -> None: ...
+
+class GetResponse(_message.Message):
+    __slots__ = ("doc_id", "simhash")
+    DOC_ID_FIELD_NUMBER: _ClassVar[int]
+    SIMHASH_FIELD_NUMBER: _ClassVar[int]
+    doc_id: str
+    simhash: int
+    def __init__(self, doc_id: _Optional[str] = ..., simhash: _Optional[int] = ...) -> None: ...
+
+class DeleteRequest(_message.Message):
+    __slots__ = ("doc_ids",)
+    DOC_IDS_FIELD_NUMBER: _ClassVar[int]
+    doc_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, doc_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DeleteResponse(_message.Message):
+    __slots__ = ("deleted",)
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    deleted: int
+    def __init__(self, deleted: _Optional[int] = ...) -> None: ...
+
+class StatsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class StatsResponse(_message.Message):
+    __slots__ = ("documents", "fingerprint_version", "layout", "tables", "max_distance")
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    LAYOUT_FIELD_NUMBER: _ClassVar[int]
+    TABLES_FIELD_NUMBER: _ClassVar[int]
+    MAX_DISTANCE_FIELD_NUMBER: _ClassVar[int]
+    documents: int
+    fingerprint_version: str
+    layout: str
+    tables: _containers.RepeatedScalarFieldContainer[str]
+    max_distance: int
+    def __init__(self, documents: _Optional[int] = ..., fingerprint_version: _Optional[str] = ..., layout: _Optional[str] = ..., tables: _Optional[_Iterable[str]] = ..., max_distance: _Optional[int] = ...) -> None: ...

@@ -1,0 +1,160 @@
+"""`simhash-index query|index|dedup|get|delete|stats`: call a running server through simhash_client.
+
+Output is JSON (one object per line); fingerprints are 16 hex digits.  Needs only the client install.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from typing import IO, Any
+
+import click
+
+from simhash_client import Hit, SimHashClient, SimHashError, to_hex
+
+
+def client_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    command = click.option(
+        "--timeout",
+        type=click.FloatRange(0.001),
+        default=10.0,
+        show_default=True,
+        envvar="SIMHASH_TIMEOUT",
+        help="Seconds per call, retries included.",
+    )(command)
+    return click.option(
+        "--target",
+        default="127.0.0.1:50051",
+        show_default=True,
+        envvar="SIMHASH_TARGET",
+        help="host:port of the server.",
+    )(command)
+
+
+def content_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    command = click.option("--simhash", help="A fingerprint: 16 hex digits.")(command)
+    command = click.option("--text-file", type=click.File("r", encoding="utf-8"), help="Read the text from a file.")(
+        command
+    )
+    return click.option("--text", help="The text.")(command)
+
+
+def _content(text: str | None, text_file: IO[str] | None, simhash: str | None) -> dict[str, Any]:
+    given = [name for name, value in (("--text", text), ("--text-file", text_file), ("--simhash", simhash)) if value]
+    if len(given) != 1:
+        raise click.UsageError(
+            "give exactly one of --text, --text-file, --simhash" + (f" (got {', '.join(given)})" if given else "")
+        )
+    if simhash is not None:
+        return {"simhash": simhash}
+    return {"text": text if text is not None else text_file.read()}  # type: ignore[union-attr]
+
+
+@contextmanager
+def _client(target: str, timeout: float) -> Iterator[SimHashClient]:
+    try:
+        with SimHashClient(target, timeout=timeout) as client:
+            yield client
+    except SimHashError as exc:
+        raise click.ClickException(f"{exc.code.name}: {exc.details}") from None
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _hit(hit: Hit) -> dict[str, Any]:
+    return {"doc_id": hit.doc_id, "simhash": hit.hex, "distance": hit.distance}
+
+
+def _emit(record: dict[str, Any]) -> None:
+    click.echo(json.dumps(record, ensure_ascii=False))
+
+
+distance_option = click.option("--max-distance", type=click.IntRange(0), default=None, help="0..3 [default: 3]")
+limit_option = click.option("--limit", type=click.IntRange(0), default=0, help="Most hits [default: the server's]")
+
+
+@click.command()
+@client_options
+@content_options
+@distance_option
+@limit_option
+def query(target: str, timeout: float, text, text_file, simhash, max_distance, limit) -> None:
+    """Print the stored near-duplicates of a text or fingerprint, closest first."""
+    content = _content(text, text_file, simhash)
+    with _client(target, timeout) as client:
+        for hit in client.query(**content, max_distance=max_distance, limit=limit):
+            _emit(_hit(hit))
+
+
+@click.command()
+@client_options
+@click.argument("doc_id")
+@content_options
+def index(target: str, timeout: float, doc_id: str, text, text_file, simhash) -> None:
+    """Store (upsert) one document's fingerprint."""
+    content = _content(text, text_file, simhash)
+    with _client(target, timeout) as client:
+        _emit({"doc_id": doc_id, "simhash": to_hex(client.index(doc_id, **content))})
+
+
+@click.command()
+@client_options
+@click.argument("doc_id")
+@content_options
+@distance_option
+@limit_option
+def dedup(target: str, timeout: float, doc_id: str, text, text_file, simhash, max_distance, limit) -> None:
+    """Store the document unless a near-duplicate is already stored; print what happened."""
+    content = _content(text, text_file, simhash)
+    with _client(target, timeout) as client:
+        result = client.deduplicate(doc_id, **content, max_distance=max_distance, limit=limit)
+    _emit(
+        {
+            "doc_id": doc_id,
+            "stored": result.stored,
+            "simhash": to_hex(result.simhash),
+            "duplicates": [_hit(h) for h in result.hits],
+        }
+    )
+
+
+@click.command()
+@client_options
+@click.argument("doc_ids", nargs=-1, required=True)
+def get(target: str, timeout: float, doc_ids: tuple[str, ...]) -> None:
+    """Print the stored fingerprint of each id (exit status 1 if any is unknown)."""
+    from simhash_client import NotFound
+
+    missing = 0
+    with _client(target, timeout) as client:
+        for doc_id in doc_ids:
+            try:
+                _emit({"doc_id": doc_id, "simhash": to_hex(client.get(doc_id))})
+            except NotFound as exc:
+                missing += 1
+                click.echo(f"NOT_FOUND: {exc.details}", err=True)
+    if missing:
+        raise SystemExit(1)
+
+
+@click.command()
+@client_options
+@click.argument("doc_ids", nargs=-1, required=True)
+def delete(target: str, timeout: float, doc_ids: tuple[str, ...]) -> None:
+    """Remove documents; print how many existed."""
+    with _client(target, timeout) as client:
+        _emit({"deleted": client.delete(doc_ids)})
+
+
+@click.command()
+@client_options
+def stats(target: str, timeout: float) -> None:
+    """Print what the index holds."""
+    with _client(target, timeout) as client:
+        _emit(asdict(client.stats()))
+
+
+COMMANDS = {"query": query, "index": index, "dedup": dedup, "get": get, "delete": delete, "stats": stats}

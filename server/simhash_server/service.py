@@ -1,0 +1,250 @@
+"""The SimHashIndex gRPC service: validate the request, fingerprint the text, ask the store, answer.
+
+Errors map to status codes in one place (`_status_for`): a bad field is INVALID_ARGUMENT naming it; an
+unknown id NOT_FOUND; an index or fingerprint of another recipe FAILED_PRECONDITION; HBase failing
+UNAVAILABLE (never an empty hit list); a passed deadline DEADLINE_EXCEEDED.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import grpc
+
+from simhash_index.v1 import simhash_index_pb2 as pb
+from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
+from simhash_schema import SchemaError, VersionMismatch
+from simhash_server import metrics
+from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint
+from simhash_server.limits import Limits
+from simhash_server.pool import StoreError
+from simhash_server.store import MAX_DISTANCE, Hit, IndexStore, check_doc_id
+
+__all__ = ["NotFound", "SimHashIndexService"]
+
+log = logging.getLogger(__name__)
+R = TypeVar("R")
+
+
+class NotFound(LookupError):
+    pass
+
+
+class DeadlinePassed(TimeoutError):
+    pass
+
+
+def _status_for(exc: BaseException) -> grpc.StatusCode:
+    if isinstance(exc, ValueError):
+        return grpc.StatusCode.INVALID_ARGUMENT
+    if isinstance(exc, NotFound):
+        return grpc.StatusCode.NOT_FOUND
+    if isinstance(exc, VersionMismatch):
+        return grpc.StatusCode.FAILED_PRECONDITION
+    if isinstance(exc, DeadlinePassed) or (isinstance(exc, StoreError) and "deadline passed" in str(exc)):
+        return grpc.StatusCode.DEADLINE_EXCEEDED
+    if isinstance(exc, StoreError | SchemaError):
+        return grpc.StatusCode.UNAVAILABLE
+    return grpc.StatusCode.INTERNAL
+
+
+def _rpc(method: Callable[[Any, Any, grpc.ServicerContext, float | None], R]) -> Callable[..., R]:
+    """Run a handler with the caller's deadline; turn exceptions into status codes."""
+
+    @functools.wraps(method)
+    def handler(self: SimHashIndexService, request: Any, context: grpc.ServicerContext) -> R:
+        remaining = context.time_remaining()
+        deadline = None if remaining is None else time.monotonic() + remaining
+        try:
+            if deadline is not None and remaining <= 0:
+                raise DeadlinePassed("the deadline passed before the call started")
+            return method(self, request, context, deadline)
+        except Exception as exc:
+            code = _status_for(exc)
+            if code is grpc.StatusCode.INTERNAL:
+                log.exception("%s failed", method.__name__)
+                context.abort(code, f"internal error: {type(exc).__name__}")
+            context.abort(code, str(exc))
+
+    return handler
+
+
+def _check_deadline(deadline: float | None) -> None:
+    if deadline is not None and time.monotonic() >= deadline:
+        raise DeadlinePassed("the deadline passed")
+
+
+class SimHashIndexService(pb_grpc.SimHashIndexServicer):
+    def __init__(self, store: IndexStore, limits: Limits | None = None) -> None:
+        self.store = store
+        self.limits = limits or Limits()
+        self._open_error: Exception | None = None
+        self._stats_cache: tuple[float, int] | None = None
+        self._stats_lock = threading.Lock()
+
+    # -- the index's state, kept by the health checker ---------------------------------------------------
+    def set_open_error(self, error: Exception | None) -> None:
+        self._open_error = error
+
+    def _require_index(self) -> None:
+        if isinstance(self._open_error, VersionMismatch):
+            raise self._open_error
+        if self._open_error is not None:
+            raise StoreError(f"the index is not reachable: {self._open_error}")
+
+    # -- validation --------------------------------------------------------------------------------------
+    def _text(self, text: str, field: str = "text") -> str:
+        size = len(text.encode("utf-8"))
+        if size > self.limits.max_text_bytes:
+            raise ValueError(
+                f"{field} is {size} bytes, over the limit of {self.limits.max_text_bytes} (max_text_bytes)"
+            )
+        return text
+
+    def _doc_id(self, doc_id: str, field: str = "doc_id") -> str:
+        try:
+            check_doc_id(doc_id)
+        except ValueError as exc:
+            raise ValueError(f"{field}: {exc}") from None
+        return doc_id
+
+    def _fingerprint_of(self, request: Any, prefix: str = "") -> tuple[int, int]:
+        """(fingerprint, features) from a request's text or simhash: exactly one must be given."""
+        has_text, has_fp = request.HasField("text"), request.HasField("simhash")
+        if has_text and has_fp:
+            raise ValueError(f"give either {prefix}text or {prefix}simhash, not both")
+        if not has_text and not has_fp:
+            raise ValueError(f"{prefix}text or {prefix}simhash is required")
+        if has_fp:
+            version = request.fingerprint_version
+            if version and version != FINGERPRINT_VERSION:
+                raise VersionMismatch(
+                    f"{prefix}fingerprint_version {version!r} differs from the server's {FINGERPRINT_VERSION!r}; "
+                    "fingerprints of different recipes do not compare"
+                )
+            return request.simhash, 0
+        fp = fingerprint(self._text(request.text, prefix + "text"))
+        return fp.value, fp.features
+
+    def _distance_and_limit(self, request: Any) -> tuple[int, int]:
+        distance = request.max_distance if request.HasField("max_distance") else MAX_DISTANCE
+        if distance > MAX_DISTANCE:
+            raise ValueError(
+                f"max_distance must be 0..{MAX_DISTANCE}, got {distance}: the 5-segment drawer index answers "
+                f"exactly only up to {MAX_DISTANCE}"
+            )
+        limit = request.limit or self.limits.default_limit
+        if limit > self.limits.max_limit:
+            raise ValueError(f"limit is {limit}, over the maximum of {self.limits.max_limit} (max_limit)")
+        return distance, limit
+
+    def _query(self, fp: int, distance: int, limit: int | None, deadline: float | None) -> list[Hit]:
+        self._require_index()
+        hits = self.store.query(fp, distance, limit, deadline)
+        metrics.QUERY_HITS.observe(len(hits))
+        return hits
+
+    @staticmethod
+    def _hits(hits: list[Hit]) -> list[pb.Hit]:
+        return [pb.Hit(doc_id=h.doc_id, simhash=h.simhash, distance=h.distance) for h in hits]
+
+    # -- RPCs ----------------------------------------------------------------------------------------------
+    @_rpc
+    def Fingerprint(self, request: pb.FingerprintRequest, context: Any, deadline: float | None):
+        fp = fingerprint(self._text(request.text))
+        return pb.FingerprintResponse(simhash=fp.value, features=fp.features, fingerprint_version=FINGERPRINT_VERSION)
+
+    @_rpc
+    def Index(self, request: pb.IndexRequest, context: Any, deadline: float | None):
+        doc_id = self._doc_id(request.doc_id)
+        fp, features = self._fingerprint_of(request)
+        _check_deadline(deadline)
+        self._require_index()
+        self.store.index_many([(doc_id, fp)], deadline)
+        return pb.IndexResponse(doc_id=doc_id, simhash=fp, features=features)
+
+    @_rpc
+    def IndexBatch(self, request: pb.IndexBatchRequest, context: Any, deadline: float | None):
+        if len(request.documents) > self.limits.max_batch:
+            raise ValueError(
+                f"documents has {len(request.documents)} items, over the limit of {self.limits.max_batch} (max_batch)"
+            )
+        outcomes, good = [], []
+        for n, item in enumerate(request.documents):
+            try:
+                doc_id = self._doc_id(item.doc_id, f"documents[{n}].doc_id")
+                fp, _ = self._fingerprint_of(item, f"documents[{n}].")
+            except ValueError as exc:
+                outcomes.append(
+                    pb.IndexOutcome(doc_id=item.doc_id, code=grpc.StatusCode.INVALID_ARGUMENT.value[0], error=str(exc))
+                )
+                continue
+            outcomes.append(pb.IndexOutcome(doc_id=doc_id, code=0, simhash=fp))
+            good.append((doc_id, fp))
+            _check_deadline(deadline)
+        if good:
+            self._require_index()
+            self.store.index_many(good, deadline)
+        return pb.IndexBatchResponse(outcomes=outcomes, indexed=len(good), rejected=len(outcomes) - len(good))
+
+    @_rpc
+    def Query(self, request: pb.QueryRequest, context: Any, deadline: float | None):
+        distance, limit = self._distance_and_limit(request)
+        fp, features = self._fingerprint_of(request)
+        _check_deadline(deadline)
+        hits = self._query(fp, distance, limit, deadline)
+        return pb.QueryResponse(hits=self._hits(hits), simhash=fp, features=features)
+
+    @_rpc
+    def Deduplicate(self, request: pb.DeduplicateRequest, context: Any, deadline: float | None):
+        doc_id = self._doc_id(request.doc_id)
+        distance, limit = self._distance_and_limit(request)
+        fp, features = self._fingerprint_of(request)
+        _check_deadline(deadline)
+        # The document itself is not its own duplicate: a retry after a stored first attempt stores again
+        # (an idempotent upsert) instead of reporting itself.
+        hits = [h for h in self._query(fp, distance, None, deadline) if h.doc_id != doc_id]
+        stored = not hits
+        if stored:
+            self.store.index_many([(doc_id, fp)], deadline)
+        return pb.DeduplicateResponse(hits=self._hits(hits[:limit]), stored=stored, simhash=fp, features=features)
+
+    @_rpc
+    def Get(self, request: pb.GetRequest, context: Any, deadline: float | None):
+        doc_id = self._doc_id(request.doc_id)
+        self._require_index()
+        fp = self.store.get(doc_id, deadline)
+        if fp is None:
+            raise NotFound(f"no document with doc_id {doc_id!r}")
+        return pb.GetResponse(doc_id=doc_id, simhash=fp)
+
+    @_rpc
+    def Delete(self, request: pb.DeleteRequest, context: Any, deadline: float | None):
+        if len(request.doc_ids) > self.limits.max_batch:
+            raise ValueError(
+                f"doc_ids has {len(request.doc_ids)} items, over the limit of {self.limits.max_batch} (max_batch)"
+            )
+        ids = [self._doc_id(d, f"doc_ids[{n}]") for n, d in enumerate(request.doc_ids)]
+        self._require_index()
+        return pb.DeleteResponse(deleted=self.store.delete(ids, deadline) if ids else 0)
+
+    @_rpc
+    def Stats(self, request: pb.StatsRequest, context: Any, deadline: float | None):
+        self._require_index()
+        with self._stats_lock:  # one count at a time; others reuse it for 30 s
+            if self._stats_cache is None or time.monotonic() - self._stats_cache[0] > 30:
+                self._stats_cache = (time.monotonic(), self.store.count_documents(deadline))
+            documents = self._stats_cache[1]
+        meta = self.store.meta
+        return pb.StatsResponse(
+            documents=documents,
+            fingerprint_version=meta.fingerprint_version if meta else FINGERPRINT_VERSION,
+            layout=meta.layout if meta else "",
+            tables=[t.name for t in self.store.tables.all()],
+            max_distance=MAX_DISTANCE,
+        )
