@@ -428,6 +428,18 @@ class LocalHBase:
             stopped.append(proc.name)
         return stopped
 
+    def stop_process(self, name: str, timeout: float = 60.0) -> bool:
+        """Stop one process (say a Thrift gateway, to rehearse an outage); start() brings it back."""
+        proc = next((p for p in self.processes() if p.name == name), None)
+        if proc is None:
+            raise ValueError(f"no process {name!r}; choose one of {[p.name for p in self.processes()]}")
+        pid = self._pid(proc)
+        if pid is None:
+            return False
+        self._terminate(pid, proc, timeout)
+        self._pid_file(proc).unlink(missing_ok=True)
+        return True
+
     def _terminate(self, pid: int, proc: Process, timeout: float) -> None:
         marker = f"-Dsimhash.var={self.var_dir}"
         for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 10.0)):

@@ -1,0 +1,246 @@
+"""The gRPC service end to end: real server, real HBase, the Python client."""
+
+from __future__ import annotations
+
+import time
+import urllib.request
+import uuid
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from simhash_client import (
+    FailedPrecondition,
+    Hit,
+    InvalidArgument,
+    NotFound,
+    SimHashClient,
+    Unavailable,
+)
+from simhash_deploy import Ports
+from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint
+from simhash_server.limits import Limits
+from simhash_server.server import ServerConfig, SimHashServer
+
+SENTENCES = [
+    "海量数据的相似度计算是搜索引擎和推荐系统里的基础问题。",
+    "SimHash 把一篇文章变成六十四位的指纹。",
+    "相似的文章得到相近的指纹，汉明距离小于等于三就认为是近似重复。",
+    "为了在几十亿条指纹里快速查找，我们把指纹分成五段。",
+    "任意两段组合成一个抽屉，一共十个抽屉。",
+    "查询时只需要扫描十个前缀，然后计算异或和比特数。",
+    "这种方法来自谷歌发表的网页去重论文。",
+    "它被广泛用于网页爬虫、新闻聚合和论文查重。",
+    "北京今天天气晴朗，气温适宜。",
+    "股市收盘上涨，成交量明显放大。",
+    "新款手机发布，续航提升了百分之二十。",
+    "图书馆周末延长开放时间到晚上十点。",
+    "研究团队在实验室里完成了第三轮测试。",
+    "城市地铁新线路下个月开通试运营。",
+    "运动会上选手们打破了多项纪录。",
+]
+
+
+def article(seed: str) -> str:
+    """About 600 characters of Chinese, different for every seed."""
+    import random
+
+    rng = random.Random(seed)
+    return "".join(f"{rng.choice(SENTENCES)}第{rng.randrange(10**6)}号。" for _ in range(25))
+
+
+def edited(text: str) -> str:
+    return text[:200] + "关注公众号获取更多资讯。" + text[200:] + "（本文转载自技术博客）"
+
+
+ARTICLE = article("fixed")
+EDITED = edited(ARTICLE)
+
+
+@pytest.fixture(scope="module")
+def server(make_index):
+    store = make_index()
+    ports = Ports.free()
+    config = ServerConfig(
+        address="127.0.0.1:0",
+        metrics_address=f"127.0.0.1:{ports.zookeeper}",
+        health_interval_seconds=0.5,
+        limits=Limits(max_text_bytes=100_000, max_batch=50, max_limit=500),
+        store=store.config,
+    )
+    srv = SimHashServer(config)
+    srv.start()
+    yield srv
+    srv.stop(grace=1)
+
+
+@pytest.fixture
+def client(server):
+    with SimHashClient(f"127.0.0.1:{server.port}", timeout=20, retries=2) as c:
+        yield c
+
+
+@pytest.fixture
+def ids() -> str:
+    return uuid.uuid4().hex[:8] + "-"
+
+
+def test_fingerprint_matches_the_library(client) -> None:
+    result = client.fingerprint(ARTICLE)
+    fp = fingerprint(ARTICLE)
+    assert (result.simhash, result.features, result.fingerprint_version) == (fp.value, fp.features, FINGERPRINT_VERSION)
+
+
+def test_index_query_get_delete(client, ids) -> None:
+    text = article(ids)
+    fp = client.index(ids + "a", text=text)
+    assert fp == fingerprint(text).value
+    assert client.get(ids + "a") == fp
+    hits = client.query(text=edited(text))
+    assert hits == [Hit(ids + "a", fp, (fp ^ fingerprint(edited(text)).value).bit_count())]
+    assert hits[0].distance <= 3
+    assert client.query(simhash=f"{fp:016x}", max_distance=0) == [Hit(ids + "a", fp, 0)]
+    assert client.delete([ids + "a", ids + "never"]) == 1
+    with pytest.raises(NotFound, match="no document with doc_id"):
+        client.get(ids + "a")
+    assert client.query(simhash=fp) == []
+
+
+def test_index_batch_reports_each_item(client, ids) -> None:
+    outcomes = client.index_batch(
+        [
+            {"doc_id": ids + "1", "text": article(ids)},
+            {"doc_id": ids + "2", "simhash": 42},
+            {"doc_id": "", "simhash": 7},
+            {"doc_id": ids + "3", "simhash": "00000000000000ff"},
+        ]
+    )
+    assert [o.ok for o in outcomes] == [True, True, False, True]
+    assert "documents[2].doc_id: doc_id is empty" in outcomes[2].error
+    assert client.get(ids + "2") == 42 and client.get(ids + "3") == 255
+
+
+def test_deduplicate_stores_only_what_is_new_and_is_safe_to_retry(client, ids) -> None:
+    text = article(ids)
+    first = client.deduplicate(ids + "orig", text=text)
+    assert first.stored and first.hits == ()
+    again = client.deduplicate(ids + "orig", text=text)  # a retry of the same call
+    assert again.stored and again.hits == ()
+    copy = client.deduplicate(ids + "copy", text=edited(text))
+    assert not copy.stored
+    assert [h.doc_id for h in copy.hits] == [ids + "orig"]
+    with pytest.raises(NotFound):
+        client.get(ids + "copy")
+
+
+def test_stats(client, server) -> None:
+    stats = client.stats()
+    assert stats.fingerprint_version == FINGERPRINT_VERSION
+    assert stats.layout.startswith("segments=13,13,13,13,12")
+    assert stats.tables == tuple(t.name for t in server.store.tables.all())
+    assert stats.max_distance == 3 and stats.documents >= 0
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda c: c.query(simhash=1, max_distance=4), "max_distance must be 0..3, got 4: the 5-segment drawer index"),
+        (lambda c: c.index("", simhash=1), "doc_id: doc_id is empty"),
+        (lambda c: c.index("x" * 600, simhash=1), "doc_id: doc_id is 600 bytes, the limit is 512"),
+        (lambda c: c.fingerprint("字" * 40_000), "text is 120000 bytes, over the limit of 100000 (max_text_bytes)"),
+        (lambda c: c.query(simhash=1, limit=501), "limit is 501, over the maximum of 500 (max_limit)"),
+        (
+            lambda c: c.index_batch([{"doc_id": f"b{i}", "simhash": i} for i in range(51)]),
+            "over the limit of 50 (max_batch)",
+        ),
+        (lambda c: c.delete([f"b{i}" for i in range(51)]), "doc_ids has 51 items, over the limit of 50"),
+    ],
+)
+def test_invalid_arguments_name_the_field(client, call, message) -> None:
+    with pytest.raises(InvalidArgument, match=message.replace("(", r"\(").replace(")", r"\)")):
+        call(client)
+
+
+def test_both_or_neither_of_text_and_simhash_is_refused_by_the_server(server) -> None:
+    from simhash_index.v1 import simhash_index_pb2 as pb
+    from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
+
+    stub = pb_grpc.SimHashIndexStub(grpc.insecure_channel(f"127.0.0.1:{server.port}"))
+    for request, message in (
+        (pb.QueryRequest(text="x", simhash=1), "give either text or simhash, not both"),
+        (pb.QueryRequest(), "text or simhash is required"),
+        (pb.IndexRequest(doc_id="d"), "text or simhash is required"),
+    ):
+        method = stub.Query if isinstance(request, pb.QueryRequest) else stub.Index
+        with pytest.raises(grpc.RpcError) as info:
+            method(request, timeout=10)
+        assert info.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+        assert message in info.value.details()
+
+
+def test_fingerprint_version_mismatch_is_failed_precondition(client) -> None:
+    with pytest.raises(FailedPrecondition, match="fingerprint_version 'simhash64/old/r0' differs"):
+        client.query(simhash=1, fingerprint_version="simhash64/old/r0")
+    assert client.query(simhash=1, fingerprint_version=FINGERPRINT_VERSION) == []
+
+
+def test_deadline_is_honoured(client) -> None:
+    from simhash_client import DeadlineExceeded
+
+    with pytest.raises(DeadlineExceeded):
+        client.fingerprint("近似重复" * 20_000, timeout=0.001)
+
+
+def test_health_reflection_and_metrics(server, client) -> None:
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    channel = grpc.insecure_channel(f"127.0.0.1:{server.port}")
+    health = health_pb2_grpc.HealthStub(channel)
+    for name in ("", "simhash_index.v1.SimHashIndex"):
+        assert (
+            health.Check(health_pb2.HealthCheckRequest(service=name)).status == health_pb2.HealthCheckResponse.SERVING
+        )
+    stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+    answer = next(stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")])))
+    names = {s.name for s in answer.list_services_response.service}
+    assert {"simhash_index.v1.SimHashIndex", "grpc.health.v1.Health"} <= names
+    client.query(simhash=5)
+    text = urllib.request.urlopen(f"http://{server.config.metrics_address}/metrics", timeout=5).read().decode()
+    assert 'simhash_rpc_calls_total{code="OK",method="Query"}' in text
+    assert 'simhash_rpc_calls_total{code="INVALID_ARGUMENT",method="Query"}' in text
+    assert "simhash_hbase_call_seconds_bucket" in text and "simhash_query_candidates_count" in text
+
+
+def test_a_gateway_outage_is_unavailable_then_recovers_without_a_restart(server, client, hbase, ids) -> None:
+    local = hbase.local
+    if local is None:
+        pytest.skip("needs the project's launcher to stop and start the gateways")
+    client.index(ids + "before", simhash=12345)
+    health = health_pb2_grpc.HealthStub(grpc.insecure_channel(f"127.0.0.1:{server.port}"))
+    try:
+        assert local.stop_process("thrift2") and local.stop_process("thrift")
+        with SimHashClient(f"127.0.0.1:{server.port}", timeout=15, retries=0) as impatient:
+            with pytest.raises(Unavailable):
+                impatient.query(simhash=12345)  # an error, never an empty hit list
+            with pytest.raises(Unavailable):
+                impatient.index(ids + "during", simhash=1)
+        deadline = time.monotonic() + 10
+        while health.Check(health_pb2.HealthCheckRequest()).status != health_pb2.HealthCheckResponse.NOT_SERVING:
+            assert time.monotonic() < deadline, "health never said NOT_SERVING"
+            time.sleep(0.2)
+    finally:
+        local.start()
+    deadline = time.monotonic() + 30
+    while health.Check(health_pb2.HealthCheckRequest()).status != health_pb2.HealthCheckResponse.SERVING:
+        assert time.monotonic() < deadline, "health never came back to SERVING"
+        time.sleep(0.2)
+    assert client.query(simhash=12345, max_distance=0) == [Hit(ids + "before", 12345, 0)]
+
+
+def test_a_call_after_the_pool_sat_idle_past_the_gateway_timeout_succeeds(server, client, hbase, ids) -> None:
+    if hbase.idle_timeout_ms is None:
+        pytest.skip("the external HBase's Thrift idle timeout is unknown")
+    client.index(ids + "idle", simhash=777)
+    time.sleep(hbase.idle_timeout_ms / 1000 + 3)
+    assert client.query(simhash=777, max_distance=0) == [Hit(ids + "idle", 777, 0)]
