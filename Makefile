@@ -8,7 +8,7 @@ JARS := deploy/hbase-local/target/lib/.complete
 PYTEST_ARGS ?=
 
 .PHONY: run stop test unit lint deps jars install hbase-start hbase-stop hbase-status clean \
-	eval bench-fingerprint bench-query golden proto proto-check
+	eval bench-fingerprint bench-query golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
 run: install jars
@@ -21,7 +21,7 @@ stop:
 
 # The whole suite on a real HBase: the test session starts its own (free ports, var/test-hbase-*)
 # and stops it, so this works while `make run` is up.  Exit status is pytest's.
-test: install jars proto-check
+test: install jars proto-check tools
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 unit: install
@@ -54,6 +54,13 @@ jars: $(JARS)
 $(JARS): deploy/hbase-local/pom.xml | deps
 	mvn -B -q -f deploy/hbase-local/pom.xml package
 	touch $@
+
+# grpcurl, to check README's examples (built from the Go module proxy into var/bin; about 40 s once).
+GRPCURL := var/bin/grpcurl
+tools: $(GRPCURL)
+$(GRPCURL):
+	@if command -v go >/dev/null; then GOBIN=$(CURDIR)/var/bin go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3; \
+	else echo "go is not installed: the grpcurl README test will be skipped"; fi
 
 # Generated gRPC code (client/simhash_index/v1) from proto/; `proto-check` fails when it is stale.
 PROTO := proto/simhash_index/v1/simhash_index.proto

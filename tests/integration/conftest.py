@@ -72,3 +72,24 @@ def base() -> int:
     import random
 
     return random.getrandbits(64)
+
+
+@pytest.fixture(scope="module")
+def server(make_index):
+    """A real SimHashServer on a free port, over a fresh index, with small limits the tests can reach."""
+    from simhash_deploy import Ports
+    from simhash_server.limits import Limits
+    from simhash_server.server import ServerConfig, SimHashServer
+
+    store = make_index()
+    config = ServerConfig(
+        address="127.0.0.1:0",
+        metrics_address=f"127.0.0.1:{Ports.free().zookeeper}",
+        health_interval_seconds=0.5,
+        limits=Limits(max_text_bytes=100_000, max_batch=50, max_limit=500),
+        store=store.config,
+    )
+    srv = SimHashServer(config)
+    srv.start()
+    yield srv
+    srv.stop(grace=1)

@@ -18,10 +18,7 @@ from simhash_client import (
     SimHashClient,
     Unavailable,
 )
-from simhash_deploy import Ports
 from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint
-from simhash_server.limits import Limits
-from simhash_server.server import ServerConfig, SimHashServer
 
 SENTENCES = [
     "海量数据的相似度计算是搜索引擎和推荐系统里的基础问题。",
@@ -56,23 +53,6 @@ def edited(text: str) -> str:
 
 ARTICLE = article("fixed")
 EDITED = edited(ARTICLE)
-
-
-@pytest.fixture(scope="module")
-def server(make_index):
-    store = make_index()
-    ports = Ports.free()
-    config = ServerConfig(
-        address="127.0.0.1:0",
-        metrics_address=f"127.0.0.1:{ports.zookeeper}",
-        health_interval_seconds=0.5,
-        limits=Limits(max_text_bytes=100_000, max_batch=50, max_limit=500),
-        store=store.config,
-    )
-    srv = SimHashServer(config)
-    srv.start()
-    yield srv
-    srv.stop(grace=1)
 
 
 @pytest.fixture
