@@ -1,0 +1,84 @@
+"""`simhash-index serve` as its own process: it serves, and stops gracefully on SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from simhash_client import SimHashClient, Unavailable
+from simhash_deploy import Ports
+
+CLI = str(Path(sys.executable).with_name("simhash-index"))
+
+
+@pytest.fixture
+def serve_process(index, hbase):
+    port = Ports.free().thrift
+    env = {
+        **os.environ,
+        "SIMHASH_HBASE_THRIFT_PORT": str(hbase.thrift_port),
+        "SIMHASH_HBASE_THRIFT2_PORT": str(hbase.thrift2_port),
+        "SIMHASH_TABLE_PREFIX": index.config.table_prefix,
+    }
+    proc = subprocess.Popen(
+        [CLI, "serve", "--address", f"127.0.0.1:{port}", "--metrics-address", "", "--grace-seconds", "30"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    health = health_pb2_grpc.HealthStub(grpc.insecure_channel(f"127.0.0.1:{port}"))
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if (
+                health.Check(health_pb2.HealthCheckRequest(), timeout=1).status
+                == health_pb2.HealthCheckResponse.SERVING
+            ):
+                break
+        except grpc.RpcError:
+            pass
+        assert proc.poll() is None, proc.stdout.read()
+        assert time.monotonic() < deadline, "the server never became SERVING"
+        time.sleep(0.2)
+    yield proc, port
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def test_sigterm_lets_in_flight_calls_finish_and_refuses_new_ones(serve_process) -> None:
+    proc, port = serve_process
+    texts = [
+        {"doc_id": f"slow-{i}", "text": f"第{i}篇。" + "近似重复检测需要把文本变成指纹。" * 1200} for i in range(150)
+    ]
+    outcome: dict[str, object] = {}
+
+    def slow_call() -> None:
+        with SimHashClient(f"127.0.0.1:{port}", timeout=60, retries=0) as client:
+            began = time.monotonic()
+            outcome["result"] = client.index_batch(texts)
+            outcome["seconds"] = time.monotonic() - began
+
+    worker = threading.Thread(target=slow_call)
+    worker.start()
+    time.sleep(0.5)  # the batch is being fingerprinted now
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    with SimHashClient(f"127.0.0.1:{port}", timeout=5, retries=0) as late, pytest.raises(Unavailable):
+        late.get("slow-0")
+    worker.join(60)
+    assert [o.ok for o in outcome["result"]] == [True] * 150, outcome
+    assert outcome["seconds"] > 0.8  # it really was in flight when SIGTERM came
+    assert proc.wait(30) == 0
+    log = proc.stdout.read()
+    assert "signal 15: stopping gracefully" in log and "stopped" in log
