@@ -8,7 +8,7 @@ JARS := deploy/hbase-local/target/lib/.complete
 PYTEST_ARGS ?=
 
 .PHONY: run stop test unit lint deps jars install hbase-start hbase-stop hbase-status clean \
-	eval bench-fingerprint bench-query golden proto proto-check tools
+	eval bench-fingerprint bench-query bench-compression bench-grpc golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
 run: install jars
@@ -86,6 +86,19 @@ bench-fingerprint: install
 bench-query: install jars
 	$(BIN)/simhash-index hbase start
 	$(BIN)/python benchmarks/bench_query.py $(BENCH_ARGS)
+
+# On-disk size per compression codec (NONE, SNAPPY, LZ4, ZSTD) of the same fingerprints
+bench-compression: install jars
+	$(BIN)/simhash-index hbase start
+	$(BIN)/python benchmarks/bench_compression.py $(BENCH_ARGS)
+
+# End-to-end gRPC with ghz over the 1e6 index of bench-query (run that first)
+GHZ := var/bin/ghz
+$(GHZ):
+	GOBIN=$(CURDIR)/var/bin go install github.com/bojand/ghz/cmd/ghz@v0.120.0
+bench-grpc: install jars $(GHZ)
+	$(BIN)/simhash-index hbase start
+	$(BIN)/python benchmarks/bench_grpc.py $(BENCH_ARGS)
 
 # Rewrite tests/golden/vectors.json (refuses to move fingerprints without a FINGERPRINT_VERSION bump)
 golden: install

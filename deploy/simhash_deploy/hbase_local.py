@@ -428,6 +428,34 @@ class LocalHBase:
             stopped.append(proc.name)
         return stopped
 
+    def flush(self, tables: list[str], timeout: float = 300.0) -> None:
+        """Flush the tables' memstores into store files (HBase's Admin.flush, through jshell)."""
+        jshell = shutil.which("jshell")
+        if jshell is None:
+            raise HBaseError("jshell (JDK 17) is needed to flush tables")
+        script = self.home / "deploy" / "hbase-local" / "flush.jsh"
+        cmd = [
+            jshell,
+            "-R-Dtables=" + ",".join(tables),
+            "--class-path",
+            f"{self.conf_dir}:{self.lib_dir}/*",
+            str(script),
+        ]
+        result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        flushed = [line for line in result.stdout.splitlines() if line.startswith("flushed ")]
+        if result.returncode != 0 or len(flushed) != len(tables):
+            raise HBaseError(f"flush of {tables} failed:\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
+
+    def table_bytes(self, table: str) -> int:
+        """Bytes of the table's store files on disk (after a flush)."""
+        ns, _, name = table.rpartition(":")
+        base = self.var_dir / "data" / "data" / (ns or "default") / name
+        return sum(
+            p.stat().st_size
+            for p in base.glob("*/*/*")
+            if p.is_file() and not p.parent.name.startswith(".") and p.parent.name != "recovered.edits"
+        )
+
     def stop_process(self, name: str, timeout: float = 60.0) -> bool:
         """Stop one process (say a Thrift gateway, to rehearse an outage); start() brings it back."""
         proc = next((p for p in self.processes() if p.name == name), None)

@@ -1,0 +1,176 @@
+"""End-to-end gRPC latency and throughput with ghz, beside the store-level floor, in one run.
+
+Starts `simhash-index serve` over the 1e6-fingerprint index that bench_query.py loaded (table prefix
+bench_q1000000), then drives it with ghz (a Go load generator: `make tools` builds it into var/bin):
+- Query by fingerprint at concurrency 1 and 32 (half the probes near stored fingerprints, half random);
+- Index by fingerprint and by ~1 KB Chinese text at concurrency 32 (online writes, documents/s);
+and measures IndexStore.query in-process over the same probes (the floor of bench_query.py).
+Reports the server's resident memory under load.
+
+    .venv/bin/python benchmarks/bench_grpc.py      # or: make bench-grpc
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import grpc
+import numpy as np
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from simhash_deploy import LocalHBase, Ports
+from simhash_server.store import IndexStore, StoreConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+PREFIX = "bench_q1000000"
+N = 1_000_000
+
+
+def ghz_binary() -> str:
+    local = ROOT / "var" / "bin" / "ghz"
+    found = str(local) if local.is_file() else shutil.which("ghz")
+    if not found:
+        sys.exit("ghz not found: run `make tools` (builds it from the Go module proxy into var/bin)")
+    return found
+
+
+def probes(count: int) -> list[int]:
+    rng = np.random.default_rng(N)  # the generator bench_query.py loaded the index with
+    stored = rng.integers(0, 2**64, size=N, dtype=np.uint64)
+    out = []
+    for i in range(count):
+        if i % 2:
+            out.append(int(rng.integers(0, 2**64, dtype=np.uint64)))
+        else:
+            fp = int(stored[rng.integers(0, N)])
+            for bit in rng.choice(64, size=int(rng.integers(0, 4)), replace=False):
+                fp ^= 1 << int(bit)
+            out.append(fp)
+    return out
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def run_ghz(ghz: str, port: int, method: str, data: list[dict], concurrency: int, total: int, server_pid: int):
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(data, f)
+    cmd = [
+        ghz,
+        "--insecure",
+        "--call",
+        f"simhash_index.v1.SimHashIndex/{method}",
+        "--data-file",
+        f.name,
+        "-c",
+        str(concurrency),
+        "-n",
+        str(total),
+        "--format",
+        "json",
+        "--connections",
+        str(min(concurrency, 4)),
+        f"127.0.0.1:{port}",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    peak = 0.0
+    while proc.poll() is None:
+        peak = max(peak, rss_mb(server_pid))
+        time.sleep(0.2)
+    report = json.loads(proc.stdout.read())
+    os.unlink(f.name)
+    lat = {d["percentage"]: d["latency"] / 1e6 for d in report.get("latencyDistribution") or []}
+    codes = report.get("statusCodeDistribution", {})
+    return {"p50": lat.get(50), "p99": lat.get(99), "rps": report["rps"], "codes": codes, "rss": peak}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--queries", type=int, default=5000)
+    args = parser.parse_args()
+    ghz = ghz_binary()
+    local = LocalHBase()
+    port = Ports.free().thrift
+    env = {
+        **os.environ,
+        "SIMHASH_TABLE_PREFIX": PREFIX,
+        "SIMHASH_HBASE_THRIFT_PORT": str(local.ports.thrift),
+        "SIMHASH_HBASE_THRIFT2_PORT": str(local.ports.thrift2),
+    }
+    server = subprocess.Popen(
+        [
+            str(ROOT / ".venv" / "bin" / "simhash-index"),
+            "serve",
+            "--address",
+            f"127.0.0.1:{port}",
+            "--metrics-address",
+            "",
+            "--log-level",
+            "WARNING",
+        ],
+        env=env,
+    )
+    try:
+        health = health_pb2_grpc.HealthStub(grpc.insecure_channel(f"127.0.0.1:{port}"))
+        for _ in range(300):
+            try:
+                if health.Check(health_pb2.HealthCheckRequest(), timeout=1).status == 1:
+                    break
+            except grpc.RpcError:
+                time.sleep(0.2)
+        fps = probes(1000)
+        queries = [{"simhash": str(fp)} for fp in fps]
+        results = {}
+        run_ghz(ghz, port, "Query", queries, 8, 1000, server.pid)  # warm up
+        for c in (1, 32):
+            results[f"Query c={c}"] = run_ghz(ghz, port, "Query", queries, c, args.queries, server.pid)
+        rng = np.random.default_rng(99)
+        by_fp = [
+            {"doc_id": f"bench-online-{i}", "simhash": str(int(v))}
+            for i, v in enumerate(rng.integers(0, 2**64, size=1000, dtype=np.uint64))
+        ]
+        results["Index by simhash c=32"] = run_ghz(ghz, port, "Index", by_fp, 32, 5000, server.pid)
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from bench_fingerprint import one_kb_docs
+
+        by_text = [{"doc_id": f"bench-online-text-{i}", "text": t} for i, t in enumerate(one_kb_docs(500))]
+        results["Index by 1 KB text c=32"] = run_ghz(ghz, port, "Index", by_text, 32, 2000, server.pid)
+    finally:
+        server.terminate()
+        server.wait(30)
+    store = IndexStore(
+        StoreConfig(thrift_port=local.ports.thrift, thrift2_port=local.ports.thrift2, table_prefix=PREFIX)
+    )
+    store.open()
+    floor = []
+    for fp in fps[:100] + fps:
+        began = time.perf_counter()
+        store.query(fp)
+        floor.append(time.perf_counter() - began)
+    store.close()
+    floor = sorted(floor[100:])
+    print(f"N = {N:,} fingerprints; ghz, {args.queries} queries per concurrency level")
+    print("| call | p50 ms | p99 ms | calls/s | status codes | server RSS MB (peak) |")
+    print("|---|---|---|---|---|---|")
+    for name, r in results.items():
+        print(f"| {name} | {r['p50']:.2f} | {r['p99']:.2f} | {r['rps']:,.0f} | {r['codes']} | {r['rss']:.0f} |")
+    print(
+        f"| store.query in-process (floor), 1 thread | {floor[len(floor) // 2] * 1e3:.2f} | "
+        f"{floor[int(len(floor) * 0.99)] * 1e3:.2f} | {len(floor) / sum(floor):,.0f} | | |"
+    )
+
+
+if __name__ == "__main__":
+    main()
