@@ -1,6 +1,7 @@
 """The HBase tables of a simhash-index, as code: specs, creation through Thrift2, and the meta record."""
 
 from simhash_schema.apply import TableState, apply_schema, describe, region_count, table_exists
+from simhash_schema.filters import key_only_multi_range
 from simhash_schema.meta import IndexMeta, VersionMismatch, ensure_meta, read_meta
 from simhash_schema.tables import BLOOM_TYPES, COMPRESSIONS, ENCODINGS, FamilySpec, IndexTables, TableSpec, index_tables
 from simhash_schema.thrift2 import SchemaError, connect, hbase2
@@ -22,6 +23,7 @@ __all__ = [
     "ensure_meta",
     "hbase2",
     "index_tables",
+    "key_only_multi_range",
     "read_meta",
     "region_count",
     "table_exists",

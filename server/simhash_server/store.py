@@ -2,7 +2,8 @@
 
 Writes go through happybase (Thrift1 ``mutateRows``, one call per table per batch).  Drawer scans go through
 Thrift2's ``getScannerResults``, which opens, reads and closes a scan in one call (happybase needs about
-four); the 10 scans of a query run in parallel.  docs/benchmarks.md has the measurements behind the choice.
+four); the 10 drawer prefixes of a query are grouped by region, one scan per region, in parallel.
+docs/benchmarks.md has the measurements behind both choices.
 
 Tables (see simhash_schema.tables): drawers (13-byte keys, empty value), fp2docs (fingerprint -> one column
 per document id), docs (document id -> fingerprint, the commit record of an index operation).
@@ -14,6 +15,7 @@ are never deleted: one whose fingerprint has no documents left is an orphan that
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +37,7 @@ MAX_DOC_ID_BYTES = 512
 _FP_COLUMN = b"d:fp"
 _DRAWER_CELL = {b"d:": b""}
 _SCAN_PAGE = 10_000
+_REGION_CACHE_SECONDS = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +107,7 @@ class IndexStore:
         )
         self._scans = ThreadPoolExecutor(max_workers=config.pool_size, thread_name_prefix="drawer-scan")
         self.meta: IndexMeta | None = None
+        self._regions: tuple[float, list[bytes]] | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------------
     def open(self) -> IndexMeta:
@@ -224,33 +228,57 @@ class IndexStore:
             start = results[-1].row + b"\x00"
 
     def candidates(self, fp: int, deadline: float | None = None) -> set[int]:
-        """Every stored fingerprint sharing a drawer with ``fp`` (the 10 prefix scans, in parallel)."""
-        futures = [self._scans.submit(self._scan_prefix, prefix, deadline) for prefix in drawer_prefixes(fp)]
+        """Every stored fingerprint sharing a drawer with ``fp``.
+
+        The 10 drawer prefixes are grouped by the region holding them, and each group is read by one scan
+        (a MultiRowRangeFilter over its prefixes), the groups in parallel: as many Thrift calls as regions
+        touched, not 10.  Region boundaries are only a hint: a stale one costs speed, never a row.
+        """
+        groups: dict[int, list[bytes]] = {}
+        starts = self._region_starts(deadline)
+        for prefix in drawer_prefixes(fp):
+            groups.setdefault(bisect.bisect_right(starts, prefix), []).append(prefix)
+        futures = [self._scans.submit(self._scan_prefixes, sorted(group), deadline) for group in groups.values()]
         found: set[int] = set()
         for future in futures:
             found.update(future.result())
         return found
 
-    def _scan_prefix(self, prefix: bytes, deadline: float | None) -> list[int]:
-        """Fingerprints under one 5-byte drawer prefix, keys only, one Thrift2 call per 10,000 rows."""
-        from simhash_schema import hbase2
+    def _region_starts(self, deadline: float | None) -> list[bytes]:
+        """Start keys of the drawer table's regions (cached for a minute; regions split rarely)."""
+        cached = self._regions
+        if cached is not None and time.monotonic() - cached[0] < _REGION_CACHE_SECONDS:
+            return cached[1]
+        table = self._names["drawers"]
+        locations = self.thrift2.run(lambda c: c.getAllRegionLocations(table), deadline=deadline)
+        starts = sorted(loc.regionInfo.startKey or b"" for loc in locations)[1:]  # the first starts at b""
+        self._regions = (time.monotonic(), starts)
+        return starts
+
+    def _scan_prefixes(self, prefixes: list[bytes], deadline: float | None) -> list[int]:
+        """Fingerprints under sorted 5-byte drawer prefixes, keys only, one Thrift2 call per 10,000 rows."""
+        from simhash_schema import hbase2, key_only_multi_range
 
         t = hbase2()
         table = self._names["drawers"]
         # stop = prefix + ff*9 sorts after every 13-byte key under the prefix and shares its 5 bytes, so the
         # ROWPREFIX_FIXED_LENGTH(5) bloom filter can skip store files without the prefix.
-        stop = prefix + b"\xff" * 9
+        ranges = [(p, p + b"\xff" * 9) for p in prefixes]
+        if len(ranges) == 1:
+            filters = {"filterString": b"KeyOnlyFilter()"}
+        else:
+            filters = {"filterBytes": key_only_multi_range(ranges)}
         out: list[int] = []
-        start = prefix
+        start, stop = ranges[0][0], ranges[-1][1]
         while True:
-            # PREAD: positional reads suit short scans (measured: lower p50 than the default stream reads).
+            # PREAD: positional reads suit short scans.
             scan = t.TScan(
                 startRow=start,
                 stopRow=stop,
-                filterString=b"KeyOnlyFilter()",
                 caching=_SCAN_PAGE,
                 readType=t.TReadType.PREAD,
                 limit=_SCAN_PAGE,
+                **filters,
             )
             results = self.thrift2.run(lambda c, s=scan: c.getScannerResults(table, s, _SCAN_PAGE), deadline=deadline)
             out.extend(int.from_bytes(r.row[5:], "big") for r in results)

@@ -1,0 +1,54 @@
+"""HBase scan filters the Thrift filter language cannot express, as the serialized protobuf that Thrift2's
+``TScan.filterBytes`` carries (HBase's Filter.proto; encoded by hand: five small messages).
+
+The filter language has no MultiRowRangeFilter; a query needs it to read several drawer prefixes that fall
+in one region with one scan instead of one scan each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["key_only_multi_range"]
+
+_FILTERS = "org.apache.hadoop.hbase.filter."
+_MUST_PASS_ALL = 1
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, value = value & 0x7F, value >> 7
+        if value:
+            out.append(low | 0x80)
+        else:
+            out.append(low)
+            return bytes(out)
+
+
+def _bytes_field(number: int, payload: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _varint_field(number: int, value: int) -> bytes:
+    return _varint(number << 3 | 0) + _varint(value)
+
+
+def _filter(class_name: str, serialized: bytes) -> bytes:
+    """message Filter { required string name = 1; optional bytes serialized_filter = 2; }"""
+    return _bytes_field(1, (_FILTERS + class_name).encode()) + _bytes_field(2, serialized)
+
+
+def _row_range(start: bytes, stop: bytes) -> bytes:
+    """message RowRange { start_row = 1; start_row_inclusive = 2; stop_row = 3; stop_row_inclusive = 4; }"""
+    return _bytes_field(1, start) + _varint_field(2, 1) + _bytes_field(3, stop) + _varint_field(4, 0)
+
+
+def key_only_multi_range(ranges: Sequence[tuple[bytes, bytes]]) -> bytes:
+    """FilterList(MUST_PASS_ALL, [MultiRowRangeFilter([start, stop) ...), KeyOnlyFilter(len_as_val=false)])."""
+    multi = b"".join(_bytes_field(1, _row_range(start, stop)) for start, stop in ranges)
+    key_only = _varint_field(1, 0)
+    filters = _bytes_field(2, _filter("MultiRowRangeFilter", multi)) + _bytes_field(
+        2, _filter("KeyOnlyFilter", key_only)
+    )
+    return _filter("FilterList", _varint_field(1, _MUST_PASS_ALL) + filters)
