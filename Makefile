@@ -95,7 +95,7 @@ bench-compression: install jars
 # End-to-end gRPC with ghz over the 1e6 index of bench-query (run that first)
 GHZ := var/bin/ghz
 $(GHZ):
-	GOBIN=$(CURDIR)/var/bin go install github.com/bojand/ghz/cmd/ghz@v0.120.0
+	GOBIN=$(CURDIR)/var/bin go install github.com/bojand/ghz/cmd/ghz@v0.93.0
 bench-grpc: install jars $(GHZ)
 	$(BIN)/simhash-index hbase start
 	$(BIN)/python benchmarks/bench_grpc.py $(BENCH_ARGS)

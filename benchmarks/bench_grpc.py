@@ -1,7 +1,7 @@
 """End-to-end gRPC latency and throughput with ghz, beside the store-level floor, in one run.
 
 Starts `simhash-index serve` over the 1e6-fingerprint index that bench_query.py loaded (table prefix
-bench_q1000000), then drives it with ghz (a Go load generator: `make tools` builds it into var/bin):
+bench_q1000000_r2), then drives it with ghz (a Go load generator: `make tools` builds it into var/bin):
 - Query by fingerprint at concurrency 1 and 32 (half the probes near stored fingerprints, half random);
 - Index by fingerprint and by ~1 KB Chinese text at concurrency 32 (online writes, documents/s);
 and measures IndexStore.query in-process over the same probes (the floor of bench_query.py).
@@ -30,7 +30,7 @@ from simhash_deploy import LocalHBase, Ports
 from simhash_server.store import IndexStore, StoreConfig
 
 ROOT = Path(__file__).resolve().parents[1]
-PREFIX = "bench_q1000000"
+PREFIX = "bench_q1000000_r{regions}"
 N = 1_000_000
 
 
@@ -99,13 +99,15 @@ def run_ghz(ghz: str, port: int, method: str, data: list[dict], concurrency: int
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--queries", type=int, default=5000)
+    parser.add_argument("--regions", type=int, default=2, help="Which bench_query.py index to serve.")
     args = parser.parse_args()
+    prefix = PREFIX.format(regions=args.regions)
     ghz = ghz_binary()
     local = LocalHBase()
     port = Ports.free().thrift
     env = {
         **os.environ,
-        "SIMHASH_TABLE_PREFIX": PREFIX,
+        "SIMHASH_TABLE_PREFIX": prefix,
         "SIMHASH_HBASE_THRIFT_PORT": str(local.ports.thrift),
         "SIMHASH_HBASE_THRIFT2_PORT": str(local.ports.thrift2),
     }
@@ -151,7 +153,7 @@ def main() -> None:
         server.terminate()
         server.wait(30)
     store = IndexStore(
-        StoreConfig(thrift_port=local.ports.thrift, thrift2_port=local.ports.thrift2, table_prefix=PREFIX)
+        StoreConfig(thrift_port=local.ports.thrift, thrift2_port=local.ports.thrift2, table_prefix=prefix)
     )
     store.open()
     floor = []

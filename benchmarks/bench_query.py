@@ -1,7 +1,7 @@
 """Query latency of the drawer index on the local HBase, beside its floors, in one run.
 
 For each N (1e5 and 1e6 by default; --sizes 1e7 for more) it loads N random fingerprints into an index of
-their own (kept under the table prefix bench_qN and reused by later runs), then, interleaving query by query:
+their own (kept under the table prefix bench_qN_rREGIONS and reused by later runs), then, interleaving query by query:
 - store: IndexStore.query (10 parallel Thrift2 scans, XOR + popcount, one multi-get of document ids);
 - raw Thrift2: the same 10 prefix scans issued directly, in parallel, nothing else (the floor);
 - raw Thrift1: the same 10 scans through happybase (open, getList, close each), in parallel;
@@ -99,7 +99,7 @@ def percentile(values: list[float], q: float) -> float:
 def bench_size(n: int, queries: int, args: argparse.Namespace) -> dict[str, object]:
     rng = np.random.default_rng(n)
     fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
-    prefix = f"bench_q{n}"
+    prefix = f"bench_q{n}_r{args.regions}"
     tables = index_tables(prefix, drawer_regions=args.regions)
     client = connect(args.host, args.thrift2_port)
     apply_schema(client, tables)
@@ -160,7 +160,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=lambda s: [int(float(x)) for x in s.split(",")], default=[100_000, 1_000_000])
     parser.add_argument("--queries", type=int, default=1000)
-    parser.add_argument("--regions", type=int, default=16)
+    parser.add_argument("--regions", type=int, default=2, help="Drawer table regions (sized for the data: 2 here).")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--thrift-port", type=int, default=9090)
     parser.add_argument("--thrift2-port", type=int, default=9091)
