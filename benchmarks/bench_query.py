@@ -117,6 +117,11 @@ def bench_size(n: int, queries: int, args: argparse.Namespace) -> dict[str, obje
     )
     store.open()
     load_s = load(store, fps)
+    if load_s:  # let the memstore flush and the compactions it starts finish before measuring
+        from simhash_deploy import LocalHBase
+
+        LocalHBase().flush([t.name for t in (tables.drawers, tables.fp2docs, tables.docs)])
+        time.sleep(30)
     probes = []
     for i in range(queries):
         if i % 2:
@@ -129,8 +134,9 @@ def bench_size(n: int, queries: int, args: argparse.Namespace) -> dict[str, obje
     raw = RawScans(store)
     timings: dict[str, list[float]] = {"store": [], "raw thrift2": [], "raw thrift1": [], "brute force": []}
     candidates = []
-    for fp in probes[:50]:  # warm the JIT and the block cache
-        store.query(fp), raw.thrift2(fp), raw.thrift1(fp)
+    warm = [int(v) for v in rng.integers(0, 2**64, size=args.warmup, dtype=np.uint64)]
+    for fp in warm:  # other probes than the measured ones: warm the JIT and the block cache
+        store.query(fp)
     for i, fp in enumerate(probes):
         began = time.perf_counter()
         store.query(fp)
@@ -160,6 +166,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=lambda s: [int(float(x)) for x in s.split(",")], default=[100_000, 1_000_000])
     parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--warmup", type=int, default=3000, help="Queries before measuring (JIT, block cache).")
     parser.add_argument("--regions", type=int, default=2, help="Drawer table regions (sized for the data: 2 here).")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--thrift-port", type=int, default=9090)
