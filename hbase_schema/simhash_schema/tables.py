@@ -61,7 +61,7 @@ def _even_splits(regions: int) -> tuple[bytes, ...]:
     return tuple((i * 65536 // regions).to_bytes(2, "big") for i in range(1, regions))
 
 
-def index_tables(prefix: str = "simhash", drawer_regions: int = 16, compression: str = "NONE") -> IndexTables:
+def index_tables(prefix: str = "simhash", drawer_regions: int = 16, compression: str = "LZ4") -> IndexTables:
     """The tables of the index named ``prefix`` (names: PREFIX_drawers, ...; 'ns:name' puts them in a namespace)."""
     if not prefix or not all(c.isalnum() or c in "_-.:" for c in prefix) or prefix.count(":") > 1:
         raise ValueError(f"table prefix {prefix!r}: use letters, digits, '_', '-', '.', and at most one ':'")

@@ -28,10 +28,10 @@ def schema() -> None:
 @click.option(
     "--compression",
     type=click.Choice(["NONE", "SNAPPY", "LZ4", "ZSTD", "GZ"]),
-    default="NONE",
+    default="LZ4",
     show_default=True,
     envvar="SIMHASH_COMPRESSION",
-    help="Block compression (pure-Java codecs).",
+    help="Block compression (pure-Java codecs; LZ4: 34% smaller than NONE, fastest to read, docs/benchmarks.md).",
 )
 def apply(regions: int, compression: str, **opts: Any) -> None:
     """Create missing tables and the meta record; report settings of existing tables that differ."""
