@@ -57,6 +57,24 @@ def probes(count: int) -> list[int]:
     return out
 
 
+def protoset() -> str:
+    path = ROOT / "var" / "simhash_index.protoset"
+    proto = ROOT / "proto"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grpc_tools.protoc",
+            f"-I{proto}",
+            f"--descriptor_set_out={path}",
+            "--include_imports",
+            str(proto / "simhash_index" / "v1" / "simhash_index.proto"),
+        ],
+        check=True,
+    )
+    return str(path)
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -70,8 +88,10 @@ def run_ghz(ghz: str, port: int, method: str, data: list[dict], concurrency: int
     cmd = [
         ghz,
         "--insecure",
+        "--protoset",  # ghz's own .proto parser predates proto3 `optional`; a compiled descriptor set works
+        protoset(),
         "--call",
-        f"simhash_index.v1.SimHashIndex/{method}",
+        f"simhash_index.v1.SimHashIndex.{method}",
         "--data-file",
         f.name,
         "-c",
@@ -82,15 +102,18 @@ def run_ghz(ghz: str, port: int, method: str, data: list[dict], concurrency: int
         "json",
         "--connections",
         str(min(concurrency, 4)),
+        "--output",
+        f.name + ".out",  # a file, not a pipe: the report outgrows a pipe's buffer while we poll
         f"127.0.0.1:{port}",
     ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd)
     peak = 0.0
     while proc.poll() is None:
         peak = max(peak, rss_mb(server_pid))
         time.sleep(0.2)
-    report = json.loads(proc.stdout.read())
+    report = json.loads(Path(f.name + ".out").read_text())
     os.unlink(f.name)
+    os.unlink(f.name + ".out")
     lat = {d["percentage"]: d["latency"] / 1e6 for d in report.get("latencyDistribution") or []}
     codes = report.get("statusCodeDistribution", {})
     return {"p50": lat.get(50), "p99": lat.get(99), "rps": report["rps"], "codes": codes, "rss": peak}

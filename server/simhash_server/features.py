@@ -20,6 +20,7 @@ a template from real copies; skip-bigrams keep that order signal when one word o
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -47,9 +48,19 @@ class Features:
         return int(np.unique(self.hashes).size)
 
 
-@cache
+_idf_lock = threading.Lock()
+
+
 def _idf_table() -> tuple[dict[str, int], int]:
-    """jieba's IDF table as integers (IDF x 100), and the median for tokens it does not list."""
+    """jieba's IDF table as integers (IDF x 100), and the median for tokens it does not list.
+
+    Loaded once under a lock: 32 server threads meeting an empty cache at once must not each parse it."""
+    with _idf_lock:
+        return _load_idf_table()
+
+
+@cache
+def _load_idf_table() -> tuple[dict[str, int], int]:
     text = resources.files("jieba.analyse").joinpath("idf.txt").read_text(encoding="utf-8")
     table: dict[str, int] = {}
     for line in text.splitlines():

@@ -20,6 +20,7 @@ from grpc_reflection.v1alpha import reflection
 
 from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
+from simhash_server.fingerprint import fingerprint
 from simhash_server.interceptors import MetricsInterceptor
 from simhash_server.limits import Limits
 from simhash_server.service import SimHashIndexService
@@ -123,6 +124,7 @@ class SimHashServer:
     # -- lifecycle -----------------------------------------------------------------------------------------
     def start(self) -> None:
         self._configure_metrics()
+        fingerprint("预热 warm-up")  # load the segmenter's dictionary and the IDF table before the first call
         if not self.check_index():
             log.warning("starting NOT_SERVING: %s", self.service._open_error)
         self.server.start()
