@@ -15,7 +15,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -500,7 +499,3 @@ class LocalHBase:
                         yield int(entry.name)
                 except OSError:
                     continue
-
-
-if __name__ == "__main__":  # pragma: no cover - debugging aid
-    print(json.dumps(LocalHBase().status(), indent=2), file=sys.stderr)

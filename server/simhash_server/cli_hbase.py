@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from simhash_server.cli_options import apply_options
+
 if TYPE_CHECKING:
     from simhash_deploy import LocalHBase
 
@@ -65,9 +67,7 @@ def hbase_options(command: Callable[..., None]) -> Callable[..., None]:
             help="Heap of the master + region server JVM.",
         ),
     ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+    return apply_options(command, options)
 
 
 @click.group()

@@ -7,7 +7,14 @@ from typing import Any
 
 import click
 
-__all__ = ["store_config", "store_options"]
+__all__ = ["apply_options", "store_config", "store_options"]
+
+
+def apply_options(command: Callable[..., Any], options: list[Callable[..., Any]]) -> Callable[..., Any]:
+    """Decorate ``command`` with click options, listed in the order --help shows them."""
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 def store_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -51,9 +58,7 @@ def store_options(command: Callable[..., Any]) -> Callable[..., Any]:
             help="Socket timeout of each Thrift call.",
         ),
     ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+    return apply_options(command, options)
 
 
 def store_config(opts: dict[str, Any], **overrides: Any):  # -> StoreConfig

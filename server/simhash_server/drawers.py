@@ -31,7 +31,6 @@ __all__ = [
     "drawer_keys",
     "drawer_prefixes",
     "drawer_prefixes_array",
-    "hamming",
 ]
 
 SEGMENTS: tuple[int, ...] = (13, 13, 13, 13, 12)
@@ -82,7 +81,3 @@ def drawer_prefixes_array(fps: np.ndarray) -> np.ndarray:
         width = SEGMENTS[i] + SEGMENTS[j]
         cols.append(((seg[i] << np.uint64(SEGMENTS[j])) | seg[j]) << np.uint64(32 - width))
     return np.stack(cols, axis=1).astype(np.uint32)
-
-
-def hamming(a: int, b: int) -> int:
-    return (a ^ b).bit_count()

@@ -24,7 +24,17 @@ from typing import Any
 
 import happybase
 
-from simhash_schema import IndexMeta, IndexTables, SchemaError, connect, ensure_meta, index_tables, table_exists
+from simhash_schema import (
+    IndexMeta,
+    IndexTables,
+    SchemaError,
+    connect,
+    ensure_meta,
+    hbase2,
+    index_tables,
+    key_only_multi_range,
+    table_exists,
+)
 from simhash_server.drawers import LAYOUT, drawer_keys, drawer_prefixes
 from simhash_server.fingerprint import FINGERPRINT_VERSION
 from simhash_server.metrics import CANDIDATES
@@ -38,6 +48,7 @@ _FP_COLUMN = b"d:fp"
 _DRAWER_CELL = {b"d:": b""}
 _SCAN_PAGE = 10_000
 _REGION_CACHE_SECONDS = 60.0
+EXPECTED_META = IndexMeta(FINGERPRINT_VERSION, LAYOUT)  # what this server writes and accepts
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,13 +123,12 @@ class IndexStore:
     # -- lifecycle ------------------------------------------------------------------------------------
     def open(self) -> IndexMeta:
         """Check the tables exist and were written with this server's fingerprint version and layout."""
-        expected = IndexMeta(FINGERPRINT_VERSION, LAYOUT)
 
         def check(client: Any) -> IndexMeta:
             missing = [s.name for s in self.tables.all() if not table_exists(client, s.name)]
             if missing:
                 raise SchemaError(f"tables missing: {', '.join(missing)}; run `simhash-index schema apply`")
-            return ensure_meta(client, self.tables.meta, expected)
+            return ensure_meta(client, self.tables.meta, EXPECTED_META)
 
         self.meta = self.thrift2.run(check)
         return self.meta
@@ -202,15 +212,10 @@ class IndexStore:
 
     def ping(self) -> None:
         """Raise unless HBase answers and the index's meta record still matches (the health check)."""
-        expected = IndexMeta(FINGERPRINT_VERSION, LAYOUT)
-        self.meta = self.thrift2.run(
-            lambda client: ensure_meta(client, self.tables.meta, expected),
-        )
+        self.meta = self.thrift2.run(lambda client: ensure_meta(client, self.tables.meta, EXPECTED_META))
 
     def count_documents(self, deadline: float | None = None) -> int:
         """Rows of the docs table, by a keys-only scan: O(documents), so callers cache it."""
-        from simhash_schema import hbase2
-
         t = hbase2()
         table = self._names["docs"]
         total, start = 0, b""
@@ -257,8 +262,6 @@ class IndexStore:
 
     def _scan_prefixes(self, prefixes: list[bytes], deadline: float | None) -> list[int]:
         """Fingerprints under sorted 5-byte drawer prefixes, keys only, one Thrift2 call per 10,000 rows."""
-        from simhash_schema import hbase2, key_only_multi_range
-
         t = hbase2()
         table = self._names["drawers"]
         # stop = prefix + ff*9 sorts after every 13-byte key under the prefix and shares its 5 bytes, so the
@@ -313,7 +316,3 @@ class IndexStore:
                 hits.append(Hit(column[2:].decode("utf-8"), candidate, near[candidate]))
         hits.sort(key=lambda h: (h.distance, h.doc_id))
         return hits if limit is None else hits[:limit]
-
-
-def deadline_after(seconds: float | None) -> float | None:
-    return None if seconds is None else time.monotonic() + seconds
