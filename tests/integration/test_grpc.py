@@ -169,8 +169,12 @@ def test_fingerprint_version_mismatch_is_failed_precondition(client) -> None:
 def test_deadline_is_honoured(client) -> None:
     from simhash_client import DeadlineExceeded
 
+    # Within the size limit, so the server has to do ~10 ms of work and cannot answer
+    # before the 1 ms deadline (an oversized text is refused faster than that).
+    text = "近似重复" * 8_000
+    assert len(text.encode()) < 100_000
     with pytest.raises(DeadlineExceeded):
-        client.fingerprint("近似重复" * 20_000, timeout=0.001)
+        client.fingerprint(text, timeout=0.001)
 
 
 def test_health_reflection_and_metrics(server, client) -> None:
