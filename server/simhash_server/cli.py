@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from simhash_server.cli_bulk import bulk_load
 from simhash_server.cli_client import COMMANDS as CLIENT_COMMANDS
 from simhash_server.cli_fingerprint import fingerprint_command
 from simhash_server.cli_hbase import hbase
@@ -22,5 +23,6 @@ main.add_command(hbase)
 main.add_command(fingerprint_command, name="fingerprint")
 main.add_command(schema)
 main.add_command(serve)
+main.add_command(bulk_load)
 for _name, _command in CLIENT_COMMANDS.items():
     main.add_command(_command, name=_name)

@@ -1,0 +1,183 @@
+"""Bulk-load speed on this machine: `simhash-index bulk-load` of N random fingerprints (bin format), then of
+JSON lines with texts (the Debian corpus of corpus.py, cycled under fresh ids), and where the CPU went.
+
+It starts an HBase of its own (var/bench-hbase, free ports, a 6 GiB master heap: at 2 GiB the memstores
+flush under heap pressure every few seconds and the region server's CPU per row doubles), applies a fresh
+schema, runs the loader as a subprocess, and reads the CPU time of each process from /proc: the loader
+and its workers (Python), the Thrift1 gateway, and the master JVM that also is the region server.
+
+    .venv/bin/python benchmarks/bench_bulkload.py          # or: make bench-bulkload (10 million)
+    .venv/bin/python benchmarks/bench_bulkload.py --n 1e6 --texts 5000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from simhash_deploy import LocalHBase, Ports
+from simhash_schema import apply_schema, connect, index_tables
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / "var" / "bench-bulkload"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def write_binary(path: Path, n: int, seed: int) -> None:
+    """The bin format (simhash_server.bulk_input): magic, then u64 fingerprint + u16 id length + id."""
+    rng = np.random.default_rng(seed)
+    with open(path, "wb") as f:
+        f.write(b"SHBULK1\n")
+        step = 1_000_000
+        for start in range(0, n, step):
+            count = min(step, n - start)
+            fps = rng.integers(0, 2**64, size=count, dtype=np.uint64, endpoint=False)
+            ids = [f"b{i:010d}".encode() for i in range(start, start + count)]
+            record = np.dtype([("fp", ">u8"), ("len", ">u2"), ("id", "S11")])
+            out = np.empty(count, dtype=record)
+            out["fp"], out["len"], out["id"] = fps, 11, ids
+            f.write(out.tobytes())
+
+
+def write_texts(path: Path, n: int) -> int:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from corpus import load_corpus
+
+    docs = load_corpus()
+    chars = 0
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(n):
+            doc = docs[i % len(docs)]
+            chars += len(doc.text)
+            f.write(json.dumps({"doc_id": f"t{i}", "text": doc.text}, ensure_ascii=False) + "\n")
+    return chars
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process and its reaped children."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(x) for x in fields[11:15]) / CLK_TCK
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU of a process plus its live children (the workers)."""
+    total = cpu_seconds(pid)
+    for child in Path(f"/proc/{pid}/task").glob("*/children"):
+        for c in child.read_text().split():
+            total += cpu_seconds(int(c))
+    return total
+
+
+def run_load(local: LocalHBase, prefix: str, path: Path, extra: list[str]) -> dict[str, float]:
+    pids = {name: local._pid(proc) for name, proc in ((p.name, p) for p in local.processes())}
+    before = {name: cpu_seconds(pid) for name, pid in pids.items() if pid}
+    cmd = [
+        str(ROOT / ".venv" / "bin" / "simhash-index"),
+        "bulk-load",
+        str(path),
+        "--table-prefix",
+        prefix,
+        "--thrift-port",
+        str(local.ports.thrift),
+        "--thrift2-port",
+        str(local.ports.thrift2),
+        "--quiet",
+        "--checkpoint",
+        str(path) + f".{prefix}.checkpoint",
+        "--rejects",
+        str(path) + f".{prefix}.rejects",
+        *extra,
+    ]
+    began = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    loader_cpu = 0.0
+    while proc.poll() is None:
+        loader_cpu = max(loader_cpu, tree_cpu(proc.pid))
+        time.sleep(0.5)
+    elapsed = time.monotonic() - began
+    out = proc.stdout.read() if proc.stdout else ""
+    if proc.returncode != 0:
+        raise SystemExit(f"bulk-load failed ({proc.returncode}): {out}")
+    print(out.strip(), flush=True)
+    after = {name: cpu_seconds(pid) for name, pid in pids.items() if pid}
+    cpu = {f"cpu_{name}": after[name] - before[name] for name in before}
+    cpu["cpu_loader"] = loader_cpu
+    return {"elapsed": elapsed, **cpu}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=lambda s: int(float(s)), default=10_000_000, help="Fingerprints to load.")
+    parser.add_argument("--texts", type=int, default=20_000, help="JSON lines with texts to load.")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=5000)
+    parser.add_argument("--regions", type=int, default=8)
+    parser.add_argument("--master-heap-mb", type=int, default=6144)
+    parser.add_argument("--wal", choices=["on", "off"], default="on")
+    args = parser.parse_args()
+
+    WORK.mkdir(parents=True, exist_ok=True)
+    local = LocalHBase(var_dir=ROOT / "var" / "bench-hbase", ports=Ports.free(), master_heap_mb=args.master_heap_mb)
+    local.stop()
+    local.start()
+    try:
+        client = connect("127.0.0.1", local.ports.thrift2, 60_000)
+        extra = ["--workers", str(args.workers), "--batch-size", str(args.batch_size)]
+        if args.wal == "off":
+            extra += ["--no-wal", "--hbase-var-dir", str(local.var_dir)]
+        results = {}
+        for name, n in (("fingerprints", args.n), ("texts", args.texts)):
+            if n <= 0:
+                continue
+            prefix = f"bench_bl_{name}_{time.strftime('%H%M%S')}"
+            apply_schema(client, index_tables(prefix, drawer_regions=args.regions))
+            path = WORK / (f"fps-{n}.bin" if name == "fingerprints" else f"texts-{n}.jsonl")
+            if not path.exists():
+                print(f"writing {path} ...", flush=True)
+                if name == "fingerprints":
+                    write_binary(path, n, seed=n)
+                else:
+                    write_texts(path, n)
+            r = run_load(local, prefix, path, extra)
+            r["n"] = n
+            results[name] = r
+        print_table(results, args)
+    finally:
+        local.stop()
+
+
+def print_table(results: dict[str, dict[str, float]], args: argparse.Namespace) -> None:
+    print(
+        f"\nworkers {args.workers}, batch {args.batch_size}, drawer regions {args.regions}, "
+        f"master heap {args.master_heap_mb} MiB, WAL {args.wal}, {os.cpu_count()} cores"
+    )
+    print("| input | documents | elapsed s | documents/s | drawer rows/s | CPU s: loader | Thrift1 | region server |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, r in results.items():
+        n, el = r["n"], r["elapsed"]
+        print(
+            f"| {name} | {n:,} | {el:,.0f} | {n / el:,.0f} | {10 * n / el:,.0f} | {r['cpu_loader']:,.0f} | "
+            f"{r.get('cpu_thrift', 0):,.0f} | {r.get('cpu_master', 0):,.0f} |"
+        )
+    for name, r in results.items():
+        total = r["cpu_loader"] + r.get("cpu_thrift", 0) + r.get("cpu_master", 0)
+        per = 1e6 / r["n"]
+        print(
+            f"{name}: CPU per document {total * per:,.0f} µs = loader {r['cpu_loader'] * per:,.0f} + Thrift1 "
+            f"{r.get('cpu_thrift', 0) * per:,.0f} + region server {r.get('cpu_master', 0) * per:,.0f}; "
+            f"cores busy {total / r['elapsed']:.2f} of {os.cpu_count()}"
+        )
+
+
+if __name__ == "__main__":
+    main()

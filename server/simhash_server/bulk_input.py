@@ -1,0 +1,317 @@
+"""Bulk-load input: files (plain, gzip or zstd) or stdin -> numbered records, or rejects with a reason.
+
+Formats (chosen by ``--format``, or by the file name: .tsv, .csv, .jsonl/.ndjson, .bin, before .gz/.zst):
+
+- ``tsv``: ``doc_id<TAB>simhash``; ``csv``: ``doc_id,simhash`` (RFC 4180 quoting, one record per line).
+- ``jsonl``: one object per line with ``doc_id`` (or ``id``, as ``simhash-index fingerprint`` writes it) and
+  exactly one of ``simhash`` and ``text``; an optional ``fingerprint_version`` must be this build's.
+- ``bin``: the 8-byte magic ``SHBULK1\\n``, then records of a big-endian unsigned 64-bit fingerprint, a
+  big-endian 16-bit id length and the id in UTF-8.  A record's "line" is its ordinal number.
+
+A simhash field is 16 hex digits (optionally ``0x``-prefixed) or a decimal number.  Sixteen decimal digits
+could be either, so with ``fingerprint_format="auto"`` each file is read in the form of its first
+unambiguous field (one with a hex letter, or a decimal of another length); an ambiguous field before that
+one is rejected, never guessed, and so is a field of the other form after it.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import struct
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from simhash_server.fingerprint import FINGERPRINT_VERSION
+from simhash_server.store import check_doc_id
+
+__all__ = [
+    "BINARY_MAGIC",
+    "COMPRESSIONS",
+    "FINGERPRINT_FORMATS",
+    "FORMATS",
+    "InputSource",
+    "Record",
+    "Reject",
+    "encode_binary",
+    "parse_simhash",
+    "simhash_form",
+]
+
+FORMATS = ("tsv", "csv", "jsonl", "bin")
+COMPRESSIONS = ("none", "gzip", "zstd")
+FINGERPRINT_FORMATS = ("auto", "hex", "decimal")
+BINARY_MAGIC = b"SHBULK1\n"
+_SUFFIX_FORMATS = {".tsv": "tsv", ".txt": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".bin": "bin"}
+_SUFFIX_COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
+_BIN_HEADER = struct.Struct(">QH")
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    line: int
+    doc_id: str
+    simhash: int | None  # exactly one of simhash and text
+    text: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Reject:
+    line: int
+    reason: str
+    raw: str
+
+
+def simhash_form(field: str) -> str | None:
+    """ "hex" or "decimal" when the field can only be that, None when it could be both (or neither)."""
+    value = field.strip()
+    if value[:2].lower() == "0x" or (len(value) == 16 and not value.isdigit()):
+        return "hex"
+    if value.isascii() and value.isdigit() and len(value) != 16:
+        return "decimal"
+    return None
+
+
+def parse_simhash(field: str, fingerprint_format: str) -> int:
+    """A simhash field's value in the given form ("hex" or "decimal"); ValueError says why it is not one."""
+    value = field.strip()
+    if not value:
+        raise ValueError("simhash is empty")
+    if fingerprint_format == "hex":
+        digits = value[2:] if value[:2].lower() == "0x" else value
+        if len(digits) != 16 or not set(digits) <= _HEX_DIGITS:
+            raise ValueError(f"simhash {value!r} is not 16 hex digits")
+        return int(digits, 16)
+    if not value.isascii() or not value.isdigit():
+        raise ValueError(f"simhash {value!r} is not a decimal number")
+    number = int(value)
+    if number >= 2**64:
+        raise ValueError(f"simhash {value} does not fit in 64 bits")
+    return number
+
+
+def encode_binary(records: list[tuple[str, int]]) -> bytes:
+    """The ``bin`` format of (doc_id, simhash) pairs, header included (for tools and tests)."""
+    out = [BINARY_MAGIC]
+    for doc_id, fp in records:
+        raw = doc_id.encode("utf-8")
+        out.append(_BIN_HEADER.pack(fp, len(raw)) + raw)
+    return b"".join(out)
+
+
+class _CountingReader(io.RawIOBase):
+    """Counts the bytes read from the file itself (compressed), for progress against its size."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw, self.bytes_read = raw, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self.raw.readinto(buffer)  # type: ignore[attr-defined]
+        self.bytes_read += n or 0
+        return n or 0
+
+
+@dataclass
+class InputSource:
+    """One input: a path, or ``-`` for stdin."""
+
+    path: str
+    format: str
+    compression: str
+    fingerprint_format: str = "auto"
+    decided_format: str | None = None  # auto: the form of this file's first unambiguous simhash field
+
+    @classmethod
+    def detect(cls, path: str, fmt: str | None, compression: str | None, fingerprint_format: str) -> InputSource:
+        name = Path(path.lower())
+        suffixes = name.suffixes
+        found_compression = _SUFFIX_COMPRESSIONS.get(suffixes[-1]) if suffixes else None
+        if found_compression and len(suffixes) > 1:
+            suffixes = suffixes[:-1]
+        found_format = _SUFFIX_FORMATS.get(suffixes[-1]) if suffixes else None
+        fmt = fmt or found_format
+        if fmt is None:
+            raise ValueError(f"{path}: cannot tell the format from the name; pass --format ({', '.join(FORMATS)})")
+        return cls(path, fmt, compression or found_compression or "none", fingerprint_format)
+
+    @property
+    def size(self) -> int | None:
+        return None if self.path == "-" else os.path.getsize(self.path)
+
+    def identity(self) -> dict[str, Any]:
+        """What a checkpoint remembers of this input, to refuse resuming onto another file."""
+        if self.path == "-":
+            return {"path": "-"}
+        st = os.stat(self.path)
+        return {"path": os.path.abspath(self.path), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+    def records(self, skip_bytes: int = 0, first_line: int = 1) -> Iterator[tuple[Record | Reject, int, int]]:
+        """(record or reject, decompressed offset after it, file bytes read so far), resuming at an offset.
+
+        ``skip_bytes`` is a decompressed offset from an earlier run's checkpoint: plain files seek to it,
+        compressed ones and stdin read past it.
+        """
+        raw: IO[bytes] = sys.stdin.buffer if self.path == "-" else open(self.path, "rb")  # noqa: SIM115
+        try:
+            counting = _CountingReader(raw)
+            stream: IO[bytes]
+            if self.compression == "gzip":
+                stream = gzip.GzipFile(fileobj=io.BufferedReader(counting, 1 << 20))
+            elif self.compression == "zstd":
+                import zstandard
+
+                reader = zstandard.ZstdDecompressor().stream_reader(io.BufferedReader(counting, 1 << 20))
+                stream = io.BufferedReader(reader, 1 << 20)  # type: ignore[arg-type]  # for readline
+            else:
+                stream = io.BufferedReader(counting, 1 << 20)
+            offset = 0
+            if skip_bytes and self.compression == "none" and self.path != "-":
+                raw.seek(skip_bytes)
+                counting.bytes_read = offset = skip_bytes
+            while offset < skip_bytes:
+                chunk = stream.read(min(1 << 20, skip_bytes - offset))
+                if not chunk:
+                    raise ValueError(f"{self.path}: shorter than the checkpoint's offset {skip_bytes}")
+                offset += len(chunk)
+            parse = _binary_records if self.format == "bin" else self._text_records
+            for item, consumed in parse(stream, offset, first_line):
+                offset += consumed
+                yield item, offset, counting.bytes_read
+        finally:
+            if raw is not sys.stdin.buffer:
+                raw.close()
+
+    def _text_records(self, stream: IO[bytes], offset: int, line: int) -> Iterator[tuple[Record | Reject, int]]:
+        parse = {"tsv": self._parse_tsv, "csv": self._parse_csv, "jsonl": _parse_json}[self.format]
+        for raw in stream:
+            text = raw.rstrip(b"\r\n")
+            try:
+                decoded = text.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield Reject(line, f"not UTF-8 (byte {exc.start})", text.decode("utf-8", "replace")), len(raw)
+            else:
+                try:
+                    yield parse(line, decoded), len(raw)
+                except ValueError as exc:
+                    yield Reject(line, str(exc), decoded), len(raw)
+            line += 1
+
+    def _parse_tsv(self, line: int, text: str) -> Record:
+        return self._columns(line, text.split("\t"), "tab")
+
+    def _parse_csv(self, line: int, text: str) -> Record:
+        try:
+            fields = next(csv.reader([text], strict=True))
+        except (csv.Error, StopIteration) as exc:
+            raise ValueError(f"not CSV: {exc}") from None
+        return self._columns(line, fields, "comma")
+
+    def _columns(self, line: int, fields: list[str], separator: str) -> Record:
+        if len(fields) != 2:
+            raise ValueError(f"expected 2 {separator}-separated columns (doc_id, simhash), got {len(fields)}")
+        doc_id, field = fields
+        check_doc_id(doc_id)
+        return Record(line, doc_id, self._simhash(line, field), None)
+
+    def _simhash(self, line: int, field: str) -> int:
+        form = self.fingerprint_format
+        if form == "auto":
+            seen = simhash_form(field)
+            if self.decided_format is None and seen is not None:
+                self.decided_format = seen
+                self._decided_at = line
+            form = self.decided_format or ""
+            if not form:
+                raise ValueError(
+                    f"simhash {field.strip()!r} is ambiguous: 16 decimal digits could be hex or decimal, and no "
+                    "earlier line of this file tells; pass --fingerprint-format hex or decimal"
+                )
+            if seen is not None and seen != form:
+                raise ValueError(
+                    f"simhash {field.strip()!r} is {seen}, but this file's simhash fields are {form} "
+                    f"(from line {getattr(self, '_decided_at', '?')}); pass --fingerprint-format"
+                )
+        return parse_simhash(field, form)
+
+
+def _parse_json(line: int, text: str) -> Record:
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON: {exc.msg} at column {exc.colno}") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+    keys = [k for k in ("doc_id", "id") if k in obj]
+    if len(keys) != 1:
+        raise ValueError('give exactly one of "doc_id" and "id"')
+    doc_id = obj[keys[0]]
+    if isinstance(doc_id, int) and not isinstance(doc_id, bool):
+        doc_id = str(doc_id)
+    if not isinstance(doc_id, str):
+        raise ValueError(f'"{keys[0]}" must be a string, got {type(doc_id).__name__}')
+    check_doc_id(doc_id)
+    version = obj.get("fingerprint_version")
+    if version is not None and version != FINGERPRINT_VERSION:
+        raise ValueError(f"fingerprint_version {version!r} differs from this build's {FINGERPRINT_VERSION!r}")
+    has_simhash, has_text = "simhash" in obj, "text" in obj
+    if has_simhash == has_text:
+        raise ValueError('give exactly one of "simhash" and "text"')
+    if has_text:
+        if not isinstance(obj["text"], str):
+            raise ValueError(f'"text" must be a string, got {type(obj["text"]).__name__}')
+        return Record(line, doc_id, None, obj["text"])
+    value = obj["simhash"]
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not 0 <= value < 2**64:
+            raise ValueError(f"simhash {value} is not an unsigned 64-bit integer")
+        return Record(line, doc_id, value, None)
+    if not isinstance(value, str):
+        raise ValueError(f'"simhash" must be a string or an integer, got {type(value).__name__}')
+    form = simhash_form(value) or "hex"  # in JSON, an integer is a number: a string is hex unless it cannot be
+    return Record(line, doc_id, parse_simhash(value, form), None)
+
+
+def _binary_records(stream: IO[bytes], offset: int, number: int) -> Iterator[tuple[Record | Reject, int]]:
+    if offset == 0:
+        magic = stream.read(len(BINARY_MAGIC))
+        if magic != BINARY_MAGIC:
+            yield Reject(0, f"not the bin format: the file starts {magic!r}, not {BINARY_MAGIC!r}", ""), len(magic)
+            return
+        yield from _binary_body(stream, number, len(magic))
+    else:
+        yield from _binary_body(stream, number, 0)
+
+
+def _binary_body(stream: IO[bytes], number: int, carry: int) -> Iterator[tuple[Record | Reject, int]]:
+    while True:
+        head = stream.read(_BIN_HEADER.size)
+        if not head:
+            return
+        if len(head) < _BIN_HEADER.size:
+            yield Reject(number, "truncated record header at the end of the input", head.hex()), carry + len(head)
+            return
+        fp, length = _BIN_HEADER.unpack(head)
+        raw = stream.read(length)
+        consumed, carry = carry + len(head) + len(raw), 0
+        if len(raw) < length:
+            yield Reject(number, f"truncated record: id of {length} bytes, {len(raw)} left", raw.hex()), consumed
+            return
+        try:
+            doc_id = raw.decode("utf-8")
+            check_doc_id(doc_id)
+        except (UnicodeDecodeError, ValueError) as exc:
+            reason = "doc_id is not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
+            yield Reject(number, reason, raw.hex()), consumed
+        else:
+            yield Record(number, doc_id, fp, None), consumed
+        number += 1

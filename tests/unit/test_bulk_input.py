@@ -1,0 +1,146 @@
+"""Bulk-load input parsing: formats, compressions, rejects with reasons, resuming at an offset (no HBase)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+import zstandard
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simhash_server.bulk_input import InputSource, Record, Reject, encode_binary, parse_simhash
+from simhash_server.fingerprint import FINGERPRINT_VERSION
+
+
+def read_all(path: Path, fmt: str | None = None, **kw: object) -> list[Record | Reject]:
+    source = InputSource.detect(str(path), fmt, None, "auto")
+    return [item for item, _, _ in source.records(**kw)]  # type: ignore[arg-type]
+
+
+def test_tsv_records_and_rejects_name_line_and_reason(tmp_path: Path) -> None:
+    path = tmp_path / "in.tsv"
+    path.write_text(
+        "a\t00000000000000ff\n"
+        "b\t0x00000000000000FF\n"
+        "only-one-column\n"
+        "c\tnot-a-number\n"
+        "\t00000000000000ff\n"
+        "d\t18446744073709551616\n"
+        "e\t1\t2\n"
+        "\n"
+        "f\t0000000000000001\n"  # all digits, but the file is hex (line 1 decided)
+    )
+    items = read_all(path)
+    assert items[:2] == [Record(1, "a", 255, None), Record(2, "b", 255, None)]
+    rejects = {i.line: i.reason for i in items if isinstance(i, Reject)}
+    assert rejects == {
+        3: "expected 2 tab-separated columns (doc_id, simhash), got 1",
+        4: "simhash 'not-a-number' is not 16 hex digits",
+        5: "doc_id is empty",
+        6: "simhash '18446744073709551616' is decimal, but this file's simhash fields are hex (from line 1); "
+        "pass --fingerprint-format",
+        7: "expected 2 tab-separated columns (doc_id, simhash), got 3",
+        8: "expected 2 tab-separated columns (doc_id, simhash), got 1",
+    }
+    assert items[-1] == Record(9, "f", 1, None)
+
+
+def test_decimal_files_and_the_ambiguous_first_line(tmp_path: Path) -> None:
+    path = tmp_path / "in.tsv"
+    path.write_text("a\t1234567890123456\nb\t18446744073709551615\nc\t1234567890123456\n")
+    items = read_all(path)
+    assert isinstance(items[0], Reject) and "ambiguous" in items[0].reason and "--fingerprint-format" in items[0].reason
+    assert items[1:] == [Record(2, "b", 2**64 - 1, None), Record(3, "c", 1234567890123456, None)]
+    explicit = InputSource.detect(str(path), None, None, "decimal")
+    assert [i for i, _, _ in explicit.records()][0] == Record(1, "a", 1234567890123456, None)
+
+
+def test_csv_quoting(tmp_path: Path) -> None:
+    path = tmp_path / "in.csv"
+    path.write_text('"id, with comma",00000000000000aa\nplain,00000000000000bb\n"unclosed,00000000000000cc\n')
+    items = read_all(path)
+    assert items[0] == Record(1, "id, with comma", 0xAA, None)
+    assert items[1] == Record(2, "plain", 0xBB, None)
+    assert isinstance(items[2], Reject)
+
+
+def test_jsonl_simhash_text_and_errors(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    lines = [
+        {"doc_id": "a", "simhash": "00000000000000ff"},
+        {"id": 7, "simhash": 255},
+        {"doc_id": "t", "text": "近似重复"},
+        {"doc_id": "both", "simhash": 1, "text": "x"},
+        {"doc_id": "old", "simhash": 1, "fingerprint_version": "simhash64/old/r0"},
+        {"doc_id": "ok", "simhash": 1, "fingerprint_version": FINGERPRINT_VERSION},
+        [1, 2],
+        {"doc_id": None, "simhash": 1},
+        {"doc_id": "neg", "simhash": -1},
+    ]
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n{not json\n")
+    items = read_all(path)
+    assert items[0] == Record(1, "a", 255, None)
+    assert items[1] == Record(2, "7", 255, None)
+    assert items[2] == Record(3, "t", None, "近似重复")
+    assert items[5] == Record(6, "ok", 1, None)
+    reasons = {i.line: i.reason for i in items if isinstance(i, Reject)}
+    assert reasons[4] == 'give exactly one of "simhash" and "text"'
+    assert "fingerprint_version 'simhash64/old/r0' differs" in reasons[5]
+    assert reasons[7] == "expected a JSON object, got list"
+    assert reasons[8] == '"doc_id" must be a string, got NoneType'
+    assert reasons[9] == "simhash -1 is not an unsigned 64-bit integer"
+    assert reasons[10].startswith("not JSON:")
+
+
+def test_invalid_utf8_is_rejected_not_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "in.tsv"
+    path.write_bytes(b"a\t00000000000000ff\n\xff\xfe\t00000000000000ff\n")
+    items = read_all(path)
+    assert isinstance(items[1], Reject) and items[1].reason == "not UTF-8 (byte 0)"
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz", ".zst"])
+def test_compressed_inputs_read_the_same_and_resume_at_an_offset(tmp_path: Path, suffix: str) -> None:
+    fps = [((i + 1) * 0x9E3779B97F4A7C15) % 2**64 for i in range(5000)]  # a hex letter in line 1: hex file
+    body = "".join(f"d{i}\t{fp:016x}\n" for i, fp in enumerate(fps)).encode()
+    path = tmp_path / f"in.tsv{suffix}"
+    raw = {"": body, ".gz": gzip.compress(body), ".zst": zstandard.ZstdCompressor().compress(body)}[suffix]
+    path.write_bytes(raw)
+    source = InputSource.detect(str(path), None, None, "auto")
+    assert source.compression == {"": "none", ".gz": "gzip", ".zst": "zstd"}[suffix]
+    items = list(source.records())
+    assert [i.doc_id for i, _, _ in items] == [f"d{i}" for i in range(5000)]  # type: ignore[union-attr]
+    assert items[-1][1] == len(body)  # decompressed offset
+    assert items[-1][2] == len(raw)  # file bytes read, for progress
+    _, offset, _ = items[2999]
+    resumed = [i for i, _, _ in source.records(skip_bytes=offset, first_line=3001)]
+    assert resumed[0] == Record(3001, "d3000", fps[3000], None)
+    assert len(resumed) == 2000
+
+
+def test_binary_format_round_trip_and_truncation(tmp_path: Path) -> None:
+    records = [("a", 1), ("文档", 2**64 - 1), ("c" * 300, 0)]
+    path = tmp_path / "in.bin"
+    path.write_bytes(encode_binary(records) + b"\x00\x00\x00\x00\x00\x00\x00\x05\x00\x09abc")
+    items = read_all(path)
+    assert items[:3] == [Record(i + 1, d, fp, None) for i, (d, fp) in enumerate(records)]
+    assert isinstance(items[3], Reject) and items[3].reason == "truncated record: id of 9 bytes, 3 left"
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"not the magic")
+    (item,) = read_all(bad)
+    assert isinstance(item, Reject) and item.reason.startswith("not the bin format")
+
+
+def test_format_must_be_known(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="cannot tell the format"):
+        InputSource.detect(str(tmp_path / "data.dat"), None, None, "auto")
+
+
+@given(st.integers(0, 2**64 - 1))
+def test_parse_simhash_round_trips_hex_and_decimal(value: int) -> None:
+    assert parse_simhash(f"{value:016x}", "hex") == value
+    assert parse_simhash(f"0x{value:016X}", "hex") == value
+    assert parse_simhash(str(value), "decimal") == value
