@@ -22,7 +22,7 @@ from simhash_server.store import IndexStore
 CLI = str(Path(sys.executable).with_name("simhash-index"))
 
 
-def bulk_load(store: IndexStore, *args: str, **popen: object) -> subprocess.CompletedProcess[str]:
+def bulk_load(store: IndexStore, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([CLI, "bulk-load", *args], env=_env(store), capture_output=True, text=True, timeout=300)
 
 

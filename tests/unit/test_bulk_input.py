@@ -55,7 +55,7 @@ def test_decimal_files_and_the_ambiguous_first_line(tmp_path: Path) -> None:
     assert isinstance(items[0], Reject) and "ambiguous" in items[0].reason and "--fingerprint-format" in items[0].reason
     assert items[1:] == [Record(2, "b", 2**64 - 1, None), Record(3, "c", 1234567890123456, None)]
     explicit = InputSource.detect(str(path), None, None, "decimal")
-    assert [i for i, _, _ in explicit.records()][0] == Record(1, "a", 1234567890123456, None)
+    assert next(i for i, _, _ in explicit.records()) == Record(1, "a", 1234567890123456, None)
 
 
 def test_csv_quoting(tmp_path: Path) -> None:
