@@ -131,7 +131,6 @@ def main() -> None:
     local.stop()
     local.start()
     try:
-        client = connect("127.0.0.1", local.ports.thrift2, 60_000)
         extra = ["--workers", str(args.workers), "--batch-size", str(args.batch_size)]
         if args.wal == "off":
             extra += ["--no-wal", "--hbase-var-dir", str(local.var_dir)]
@@ -140,7 +139,9 @@ def main() -> None:
             if n <= 0:
                 continue
             prefix = f"bench_bl_{name}_{time.strftime('%H%M%S')}"
+            client = connect("127.0.0.1", local.ports.thrift2, 60_000)  # fresh: the gateway drops idle ones
             apply_schema(client, index_tables(prefix, drawer_regions=args.regions))
+            client.close()
             path = WORK / (f"fps-{n}.bin" if name == "fingerprints" else f"texts-{n}.jsonl")
             if not path.exists():
                 print(f"writing {path} ...", flush=True)
@@ -150,6 +151,13 @@ def main() -> None:
                     write_texts(path, n)
             r = run_load(local, prefix, path, extra)
             r["n"] = n
+            print(f"{name}: {json.dumps(r)}", flush=True)
+            if name == "fingerprints":  # bytes per row on disk, for docs/operations.md
+                tables = index_tables(prefix)
+                names = [tables.drawers.name, tables.fp2docs.name, tables.docs.name]
+                local.flush(names)
+                for table, rows in zip(names, (10 * n, n, n), strict=True):
+                    r[f"bytes_per_row_{table.rsplit('_', 1)[1]}"] = local.table_bytes(table) / rows
             results[name] = r
         print_table(results, args)
     finally:
@@ -169,6 +177,9 @@ def print_table(results: dict[str, dict[str, float]], args: argparse.Namespace) 
             f"| {name} | {n:,} | {el:,.0f} | {n / el:,.0f} | {10 * n / el:,.0f} | {r['cpu_loader']:,.0f} | "
             f"{r.get('cpu_thrift', 0):,.0f} | {r.get('cpu_master', 0):,.0f} |"
         )
+    sizes = {k: v for k, v in results.get("fingerprints", {}).items() if k.startswith("bytes_per_row_")}
+    if sizes:
+        print("on disk after a flush, bytes per row: " + ", ".join(f"{k[14:]} {v:.1f}" for k, v in sizes.items()))
     for name, r in results.items():
         total = r["cpu_loader"] + r.get("cpu_thrift", 0) + r.get("cpu_master", 0)
         per = 1e6 / r["n"]

@@ -29,6 +29,10 @@ class SimHashClient:
     Every call is idempotent (``index`` is an upsert; ``deduplicate`` never reports a document as its own
     duplicate), so every call is retried on UNAVAILABLE, ``retries`` times with jittered exponential backoff.
     Errors raise subclasses of ``simhash_client.errors.SimHashError``.
+
+    Security: ``tls=True`` (or any of ``root_certificates``, ``client_certificate``/``client_key``, all PEM
+    bytes) makes a TLS channel; ``token`` is sent as a bearer token, as call credentials over TLS (and, for
+    a plaintext channel, which gRPC never gives call credentials, as the same ``authorization`` header).
     """
 
     def __init__(
@@ -39,12 +43,29 @@ class SimHashClient:
         retries: int = 3,
         credentials: grpc.ChannelCredentials | None = None,
         options: Sequence[tuple[str, Any]] = (),
+        tls: bool = False,
+        root_certificates: bytes | None = None,
+        client_certificate: bytes | None = None,
+        client_key: bytes | None = None,
+        token: str | None = None,
     ) -> None:
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         if retries < 0:
             raise ValueError(f"retries must be >= 0, got {retries}")
+        if (client_certificate is None) != (client_key is None):
+            raise ValueError("client_certificate and client_key go together")
         self.target, self.timeout, self.retries = target, timeout, retries
+        self._metadata: tuple[tuple[str, str], ...] = ()
+        if credentials is None and (tls or root_certificates or client_certificate):
+            credentials = grpc.ssl_channel_credentials(root_certificates, client_key, client_certificate)
+        if token is not None:
+            if not token or any(c.isspace() for c in token):
+                raise ValueError("token must be non-empty, without whitespace")
+            if credentials is not None:
+                credentials = grpc.composite_channel_credentials(credentials, grpc.access_token_call_credentials(token))
+            else:
+                self._metadata = (("authorization", f"Bearer {token}"),)
         opts = [("grpc.max_receive_message_length", 64 * 1024 * 1024), *options]
         self._channel = (
             grpc.secure_channel(target, credentials, opts)
@@ -67,7 +88,7 @@ class SimHashClient:
         deadline = time.monotonic() + (timeout or self.timeout)
         for attempt in range(self.retries + 1):
             try:
-                return method(request, timeout=max(deadline - time.monotonic(), 0.001))
+                return method(request, timeout=max(deadline - time.monotonic(), 0.001), metadata=self._metadata)
             except grpc.RpcError as exc:
                 error = from_rpc_error(exc)
                 backoff = min(0.1 * 2**attempt, 2.0) * random.uniform(0.5, 1.0)

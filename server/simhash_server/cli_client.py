@@ -6,9 +6,11 @@ Output is JSON (one object per line); fingerprints are 16 hex digits.  Needs onl
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
+from pathlib import Path
 from typing import IO, Any
 
 import click
@@ -16,7 +18,30 @@ import click
 from simhash_client import Hit, SimHashClient, SimHashError, to_hex
 
 
+def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    ctx.meta[f"simhash.{param.name}"] = value
+    return value
+
+
+def _security_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """TLS and token options, kept in the click context for _client (the commands never see them)."""
+    path = click.Path(dir_okay=False, exists=True)
+    options = [
+        click.option("--tls", is_flag=True, envvar="SIMHASH_TLS", help="Use TLS (system roots unless --tls-ca)."),
+        click.option("--tls-ca", type=path, envvar="SIMHASH_TLS_CA", help="CA certificates (PEM) of the server."),
+        click.option("--tls-cert", type=path, envvar="SIMHASH_TLS_CLIENT_CERT", help="Client certificate (PEM)."),
+        click.option("--tls-key", type=path, envvar="SIMHASH_TLS_CLIENT_KEY", help="Client key (PEM)."),
+        click.option("--token-file", type=path, envvar="SIMHASH_TOKEN_FILE", help="Bearer token (or SIMHASH_TOKEN)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    for param in command.__click_params__[-len(options) :]:  # type: ignore[attr-defined]
+        param.expose_value, param.callback = False, _remember
+    return command
+
+
 def client_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    command = _security_options(command)
     command = click.option(
         "--timeout",
         type=click.FloatRange(0.001),
@@ -53,10 +78,28 @@ def _content(text: str | None, text_file: IO[str] | None, simhash: str | None) -
     return {"text": text if text is not None else text_file.read()}  # type: ignore[union-attr]
 
 
+def _security() -> dict[str, Any]:
+    meta = click.get_current_context().meta
+
+    def read(name: str) -> bytes | None:
+        path = meta.get(f"simhash.{name}")
+        return None if path is None else Path(path).read_bytes()
+
+    token_file = meta.get("simhash.token_file")
+    token = Path(token_file).read_text().strip() if token_file else os.environ.get("SIMHASH_TOKEN")
+    return {
+        "tls": bool(meta.get("simhash.tls")),
+        "root_certificates": read("tls_ca"),
+        "client_certificate": read("tls_cert"),
+        "client_key": read("tls_key"),
+        "token": token or None,
+    }
+
+
 @contextmanager
 def _client(target: str, timeout: float) -> Iterator[SimHashClient]:
     try:
-        with SimHashClient(target, timeout=timeout) as client:
+        with SimHashClient(target, timeout=timeout, **_security()) as client:
             yield client
     except SimHashError as exc:
         raise click.ClickException(f"{exc.code.name}: {exc.details}") from None

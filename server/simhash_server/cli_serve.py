@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+from pathlib import Path
 from typing import Any
 
 import click
@@ -83,6 +85,36 @@ from simhash_server.cli_options import store_config, store_options
     help="Most hits a query may ask for.",
 )
 @click.option(
+    "--tls-cert",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="SIMHASH_TLS_CERT",
+    help="Server certificate chain (PEM): serve TLS.",
+)
+@click.option(
+    "--tls-key",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="SIMHASH_TLS_KEY",
+    help="Its private key (PEM).",
+)
+@click.option(
+    "--tls-client-ca",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="SIMHASH_TLS_CLIENT_CA",
+    help="CA certificates (PEM) that sign client certificates: require mutual TLS.",
+)
+@click.option(
+    "--tokens-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="SIMHASH_TOKENS_FILE",
+    help="Bearer tokens, one 'ROLE TOKEN' per line (roles: read, write); or SIMHASH_TOKENS='ROLE TOKEN,...'.",
+)
+@click.option(
+    "--insecure",
+    is_flag=True,
+    envvar="SIMHASH_INSECURE",
+    help="Allow serving a non-loopback address with neither TLS nor tokens (logs a warning).",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]),
     default="INFO",
@@ -100,6 +132,11 @@ def serve(
     max_batch: int,
     max_limit: int,
     log_level: str,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    tls_client_ca: Path | None,
+    tokens_file: Path | None,
+    insecure: bool,
     **opts: Any,
 ) -> None:
     """Serve the SimHashIndex gRPC API (with health checking and reflection) until SIGTERM or Ctrl-C."""
@@ -122,9 +159,35 @@ def serve(
             grace_seconds=grace_seconds,
             limits=limits,
             store=store_config(opts, pool_size=pool_size),
+            tls=_tls(tls_cert, tls_key, tls_client_ca),
+            tokens=_tokens(tokens_file),
+            insecure=insecure,
         )
         server = SimHashServer(config)
     except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"serving on {address.rsplit(':', 1)[0]}:{server.port} (metrics: {metrics_address or 'off'})", err=True)
     server.serve_forever()
+
+
+def _tls(cert: Path | None, key: Path | None, client_ca: Path | None):  # -> TLSConfig | None
+    from simhash_server.security import TLSConfig
+
+    if cert is None and key is None:
+        if client_ca is not None:
+            raise ValueError("--tls-client-ca needs --tls-cert and --tls-key")
+        return None
+    if cert is None or key is None:
+        raise ValueError("TLS needs both --tls-cert and --tls-key")
+    return TLSConfig(cert, key, client_ca)
+
+
+def _tokens(tokens_file: Path | None):  # -> Tokens | None
+    from simhash_server.security import Tokens
+
+    inline = os.environ.get("SIMHASH_TOKENS")
+    if tokens_file is not None and inline:
+        raise ValueError("give tokens by --tokens-file or SIMHASH_TOKENS, not both")
+    if tokens_file is not None:
+        return Tokens.from_file(tokens_file)
+    return Tokens.parse(inline, "SIMHASH_TOKENS") if inline else None

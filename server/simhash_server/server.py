@@ -23,6 +23,7 @@ from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
 from simhash_server.fingerprint import fingerprint
 from simhash_server.interceptors import MetricsInterceptor
 from simhash_server.limits import Limits
+from simhash_server.security import AuthInterceptor, TLSConfig, Tokens, check_exposure
 from simhash_server.service import SimHashIndexService
 from simhash_server.store import IndexStore, StoreConfig
 
@@ -40,10 +41,14 @@ class ServerConfig:
     health_interval_seconds: float = 2.0
     limits: Limits = field(default_factory=Limits)
     store: StoreConfig = field(default_factory=StoreConfig)
+    tls: TLSConfig | None = None
+    tokens: Tokens | None = None
+    insecure: bool = False  # serve a network address with neither TLS nor tokens
 
 
 class SimHashServer:
     def __init__(self, config: ServerConfig) -> None:
+        check_exposure(config.address, config.tls, config.tokens, config.insecure)
         self.config = config
         self.store = IndexStore(config.store)
         self.service = SimHashIndexService(self.store, config.limits)
@@ -63,15 +68,22 @@ class SimHashServer:
             ("grpc.max_send_message_length", limits.max_message_bytes),
             ("grpc.so_reuseport", 0),
         ]
+        interceptors: list[grpc.ServerInterceptor] = [MetricsInterceptor()]  # outermost: counts refusals too
+        if self.config.tokens is not None:
+            interceptors.append(AuthInterceptor(self.config.tokens))
         return grpc.server(
             futures.ThreadPoolExecutor(max_workers=limits.workers, thread_name_prefix="rpc"),
-            interceptors=[MetricsInterceptor()],
+            interceptors=interceptors,
             options=options,
             maximum_concurrent_rpcs=limits.max_concurrent_calls,
         )
 
     def _configure_port(self) -> int:
-        port = self.server.add_insecure_port(self.config.address)
+        tls = self.config.tls
+        if tls is not None:
+            port = self.server.add_secure_port(self.config.address, tls.server_credentials())
+        else:
+            port = self.server.add_insecure_port(self.config.address)
         if port == 0:
             raise OSError(f"cannot listen on {self.config.address}")
         return port
