@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -52,3 +54,41 @@ def test_grpcurl_examples_run(server) -> None:
     assert '"fingerprint_version": "simhash64/' in outputs[1] and '"features": 6' in outputs[1]
     assert outputs[2].startswith("{")  # a QueryResponse (this index has no hits for it)
     assert '"status": "SERVING"' in outputs[3]
+
+
+def test_security_example_serves_tls_with_tokens(index, tmp_path: Path) -> None:
+    """The Security section as written: openssl makes the certificate and tokens, serve uses them, the
+    Python example calls with the write token."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    lines = _block("## Security", "sh").strip().splitlines()
+    for line in lines[:2]:
+        subprocess.run(line, shell=True, cwd=tmp_path, check=True, capture_output=True, timeout=60)
+    from simhash_deploy import Ports
+
+    port = Ports.free().thrift
+    serve = lines[2].replace("simhash-index", str(Path(sys.executable).with_name("simhash-index")), 1)
+    serve = serve.replace("0.0.0.0:50051", f"0.0.0.0:{port}") + " --metrics-address ''"
+    env = {
+        **os.environ,
+        "SIMHASH_HBASE_THRIFT_PORT": str(index.config.thrift_port),
+        "SIMHASH_HBASE_THRIFT2_PORT": str(index.config.thrift2_port),
+        "SIMHASH_TABLE_PREFIX": index.config.table_prefix,
+    }
+    proc = subprocess.Popen(serve, shell=True, cwd=tmp_path, env=env, start_new_session=True)
+    try:
+        write_token = (tmp_path / "tokens").read_text().split()[1]
+        code = _block("A caller with the write token", "python")
+        run_env = {**os.environ, "SIMHASH_TARGET": f"127.0.0.1:{port}", "SIMHASH_TOKEN": write_token}
+        for _ in range(60):  # until the server listens
+            result = subprocess.run(
+                [sys.executable, "-c", code], cwd=tmp_path, env=run_env, capture_output=True, text=True, timeout=60
+            )
+            if result.returncode == 0 or "Unavailable" not in result.stderr:
+                break
+            time.sleep(1)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == "True\n"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
