@@ -79,7 +79,7 @@ def tree_cpu(pid: int) -> float:
 
 
 def run_load(local: LocalHBase, prefix: str, path: Path, extra: list[str]) -> dict[str, float]:
-    pids = {name: local._pid(proc) for name, proc in ((p.name, p) for p in local.processes())}
+    pids = {name: entry["pid"] for name, entry in local.status().items()}
     before = {name: cpu_seconds(pid) for name, pid in pids.items() if pid}
     cmd = [
         str(ROOT / ".venv" / "bin" / "simhash-index"),

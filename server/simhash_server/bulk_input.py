@@ -130,6 +130,7 @@ class InputSource:
     compression: str
     fingerprint_format: str = "auto"
     decided_format: str | None = None  # auto: the form of this file's first unambiguous simhash field
+    decided_at: int | None = None  # ... and its line (this run's)
 
     @classmethod
     def detect(cls, path: str, fmt: str | None, compression: str | None, fingerprint_format: str) -> InputSource:
@@ -229,7 +230,7 @@ class InputSource:
             seen = simhash_form(field)
             if self.decided_format is None and seen is not None:
                 self.decided_format = seen
-                self._decided_at = line
+                self.decided_at = line
             form = self.decided_format or ""
             if not form:
                 raise ValueError(
@@ -239,7 +240,7 @@ class InputSource:
             if seen is not None and seen != form:
                 raise ValueError(
                     f"simhash {field.strip()!r} is {seen}, but this file's simhash fields are {form} "
-                    f"(from line {getattr(self, '_decided_at', '?')}); pass --fingerprint-format"
+                    f"(from line {self.decided_at or 'before the checkpoint'}); pass --fingerprint-format"
                 )
         return parse_simhash(field, form)
 

@@ -284,7 +284,6 @@ class _Load:
         self.rejects_file = open(self.options.rejects, "a+", encoding="utf-8")  # noqa: SIM115
         self.rejects_file.truncate(saved["rejects_bytes"])  # drop rejects of chunks that were not committed
         self.rejects_file.seek(saved["rejects_bytes"])
-        self.base_bytes = sum(s.size or 0 for s in self.sources[: self.position.source])
 
     def chunks(self) -> Iterator[tuple[_Chunk, list[list[tuple[str, int | None, str | None]]]]]:
         workers, size = self.options.workers, self.options.batch_size * self.options.workers
@@ -329,9 +328,7 @@ class _Load:
         self.workers = _Workers(self.options.workers, self.options.store, lock)
         try:
             for chunk, shares in self.chunks():
-                for worker, share in enumerate(shares):
-                    if share:
-                        chunk.waiting.add(worker)
+                chunk.waiting = {worker for worker, share in enumerate(shares) if share}  # before any ack arrives
                 self.pending.append(chunk)
                 for worker, share in enumerate(shares):
                     if share:

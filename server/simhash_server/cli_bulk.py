@@ -90,8 +90,10 @@ def bulk_load(ctx: click.Context, **opts: Any) -> None:
     Exit status: 0 every line loaded; 3 the load finished but lines were rejected; 1 the load stopped
     (the checkpoint holds what was written: --resume continues it).
     """
+    from simhash_schema import SchemaError
     from simhash_server.bulk_input import InputSource
     from simhash_server.bulk_load import BulkLoadError, LoadOptions, run_load
+    from simhash_server.store import StoreError
 
     inputs: tuple[str, ...] = opts.pop("inputs")
     try:
@@ -127,13 +129,8 @@ def bulk_load(ctx: click.Context, **opts: Any) -> None:
         stats = _with_progress(lambda report: run_load(sources, options, report), opts["quiet"])
     except (BulkLoadError, ValueError, OSError) as exc:
         raise click.ClickException(f"{exc}\nthe checkpoint is {checkpoint}: --resume continues from it") from exc
-    except Exception as exc:  # a schema or version refusal from the store
-        from simhash_schema import SchemaError
-        from simhash_server.store import StoreError
-
-        if isinstance(exc, SchemaError | StoreError):
-            raise click.ClickException(str(exc)) from exc
-        raise
+    except (SchemaError, StoreError) as exc:  # a missing schema or another fingerprint version
+        raise click.ClickException(str(exc)) from exc
     rate = stats.documents_per_second
     click.echo(
         f"lines read {stats.lines:,}; documents loaded {stats.documents:,}; rejected {stats.rejected:,}; "

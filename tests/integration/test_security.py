@@ -5,8 +5,10 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import logging
+import os
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -263,9 +265,6 @@ def test_serve_with_tls_and_tokens_from_the_command_line(make_index, pki, tmp_pa
         "SIMHASH_HBASE_THRIFT2_PORT": str(store.config.thrift2_port),
         "SIMHASH_TABLE_PREFIX": store.config.table_prefix,
     }
-    import os
-    import time
-
     proc = subprocess.Popen(
         [
             CLI,
