@@ -112,7 +112,17 @@ class SimHashClient:
 
     @staticmethod
     def _hits(hits: Iterable[pb.Hit]) -> list[Hit]:
-        return [Hit(h.doc_id, h.simhash, h.distance) for h in hits]
+        verified = {pb.VERIFICATION_VERIFIED: True, pb.VERIFICATION_UNVERIFIED: False}
+        return [
+            Hit(
+                h.doc_id,
+                h.simhash,
+                h.distance,
+                h.similarity if h.HasField("similarity") else None,
+                verified.get(h.verification),
+            )
+            for h in hits
+        ]
 
     # -- the API -------------------------------------------------------------------------------------------
     def fingerprint(self, text: str, *, timeout: float | None = None) -> FingerprintResult:
@@ -152,12 +162,18 @@ class SimHashClient:
         max_distance: int | None = None,
         limit: int = 0,
         fingerprint_version: str | None = None,
+        min_similarity: float | None = None,
         timeout: float | None = None,
     ) -> list[Hit]:
-        """Stored documents within max_distance (0..3, default 3), closest first."""
+        """Stored documents within max_distance (0..3, default 3), closest first.
+
+        With ``min_similarity`` (text only) each candidate is checked against its stored sketch and kept if
+        its estimated Jaccard similarity reaches the floor (max_distance then 0..8, default 8)."""
         request = pb.QueryRequest(limit=limit)
         if max_distance is not None:
             request.max_distance = max_distance
+        if min_similarity is not None:
+            request.min_similarity = min_similarity
         self._content(request, text, simhash, fingerprint_version)
         return self._hits(self._call(self._stub.Query, request, timeout).hits)
 
@@ -170,15 +186,19 @@ class SimHashClient:
         max_distance: int | None = None,
         limit: int = 0,
         fingerprint_version: str | None = None,
+        min_similarity: float | None = None,
         timeout: float | None = None,
     ) -> DedupResult:
-        """Index the document unless a near-duplicate is stored; says which happened."""
+        """Index the document unless a near-duplicate is stored; says which happened.  ``min_similarity`` as
+        in ``query``; a candidate that cannot be verified still counts as a near-duplicate."""
         request = pb.DeduplicateRequest(doc_id=doc_id, limit=limit)
         if max_distance is not None:
             request.max_distance = max_distance
+        if min_similarity is not None:
+            request.min_similarity = min_similarity
         self._content(request, text, simhash, fingerprint_version)
         r = self._call(self._stub.Deduplicate, request, timeout)
-        return DedupResult(r.stored, tuple(self._hits(r.hits)), r.simhash)
+        return DedupResult(r.stored, tuple(self._hits(r.hits)), r.simhash, r.below_similarity)
 
     def get(self, doc_id: str, *, timeout: float | None = None) -> int:
         """The stored fingerprint of doc_id; raises NotFound if there is none."""

@@ -28,6 +28,10 @@ class Hit:
     doc_id: str
     simhash: int
     distance: int
+    # Set only when the query gave min_similarity: the estimated Jaccard similarity, and whether the stored
+    # sketch was checked (False: the document was indexed by fingerprint only, so it could not be).
+    similarity: float | None = None
+    verified: bool | None = None
 
     @property
     def hex(self) -> str:
@@ -58,6 +62,7 @@ class DedupResult:
     stored: bool
     hits: tuple[Hit, ...]
     simhash: int
+    below_similarity: int = 0  # candidates left out by min_similarity
 
 
 @dataclass(frozen=True)

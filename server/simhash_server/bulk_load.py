@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from simhash_server.bulk_input import InputSource, Record, Reject
-from simhash_server.store import IndexStore, StoreConfig, StoreError
+from simhash_server.fingerprint import fingerprint
+from simhash_server.store import Document, IndexStore, StoreConfig, StoreError
 
 __all__ = ["BulkLoadError", "LoadOptions", "LoadStats", "run_load"]
 
@@ -157,10 +158,16 @@ def _lock(path: Path, shared: bool, timeout: float) -> int:
             time.sleep(0.2)
 
 
+def _document(doc_id: str, fp: int | None, text: str | None) -> Document:
+    """A record as stored: a text brings its fingerprint and its verification sketch, a fingerprint neither."""
+    if fp is not None:
+        return Document(doc_id, fp)
+    made = fingerprint(text or "", sketch=True)
+    return Document(doc_id, made.value, made.sketch)
+
+
 def _worker(index: int, config: StoreConfig, lock: Path, tasks: Any, results: Any, parent: int) -> None:
     """Write batches until told to stop (None) or the loader is gone (a killed loader leaves no workers)."""
-    from simhash_server.fingerprint import fingerprint
-
     lock_fd = _lock(lock, shared=True, timeout=10.0)  # released when this process exits
     try:
         store = IndexStore(replace(config, pool_size=2))
@@ -179,17 +186,17 @@ def _worker(index: int, config: StoreConfig, lock: Path, tasks: Any, results: An
             if task is None or os.getppid() != parent:
                 return
             seq, items = task
-            pairs = [(doc, fp if fp is not None else fingerprint(text).value) for doc, fp, text in items]
+            documents = [_document(doc, fp, text) for doc, fp, text in items]
             for attempt in range(_BATCH_ATTEMPTS):
                 try:
-                    docs = store.index_many(pairs)
+                    docs = store.index_many(documents)
                     break
                 except StoreError as exc:
                     if attempt + 1 == _BATCH_ATTEMPTS or os.getppid() != parent:
                         results.put(("error", index, seq, f"{exc} (after {_BATCH_ATTEMPTS} attempts)"))
                         return
                     time.sleep(min(2.0**attempt, 30.0) * random.uniform(0.5, 1.0))
-            rows = 10 * len({fp for _, fp in pairs}) + 2 * docs  # drawer rows + fp2docs + docs
+            rows = 10 * len({d.simhash for d in documents}) + 2 * docs  # drawer rows + fp2docs + docs
             results.put(("done", index, seq, docs, rows))
     finally:
         store.close()

@@ -108,14 +108,27 @@ def _client(target: str, timeout: float) -> Iterator[SimHashClient]:
 
 
 def _hit(hit: Hit) -> dict[str, Any]:
-    return {"doc_id": hit.doc_id, "simhash": hit.hex, "distance": hit.distance}
+    record: dict[str, Any] = {"doc_id": hit.doc_id, "simhash": hit.hex, "distance": hit.distance}
+    if hit.verified is not None:
+        record["verified"] = hit.verified
+    if hit.similarity is not None:
+        record["similarity"] = round(hit.similarity, 4)
+    return record
 
 
 def _emit(record: dict[str, Any]) -> None:
     click.echo(json.dumps(record, ensure_ascii=False))
 
 
-distance_option = click.option("--max-distance", type=click.IntRange(0), default=None, help="0..3 [default: 3]")
+distance_option = click.option(
+    "--max-distance", type=click.IntRange(0), default=None, help="0..3 [default: 3]; 0..8 with --min-similarity [8]"
+)
+similarity_option = click.option(
+    "--min-similarity",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="Keep only candidates whose stored sketch estimates at least this Jaccard similarity (needs text)",
+)
 limit_option = click.option("--limit", type=click.IntRange(0), default=0, help="Most hits [default: the server's]")
 
 
@@ -124,11 +137,13 @@ limit_option = click.option("--limit", type=click.IntRange(0), default=0, help="
 @content_options
 @distance_option
 @limit_option
-def query(target: str, timeout: float, text, text_file, simhash, max_distance, limit) -> None:
+@similarity_option
+def query(target: str, timeout: float, text, text_file, simhash, max_distance, limit, min_similarity) -> None:
     """Print the stored near-duplicates of a text or fingerprint, closest first."""
     content = _content(text, text_file, simhash)
     with _client(target, timeout) as client:
-        for hit in client.query(**content, max_distance=max_distance, limit=limit):
+        hits = client.query(**content, max_distance=max_distance, limit=limit, min_similarity=min_similarity)
+        for hit in hits:
             _emit(_hit(hit))
 
 
@@ -149,17 +164,23 @@ def index(target: str, timeout: float, doc_id: str, text, text_file, simhash) ->
 @content_options
 @distance_option
 @limit_option
-def dedup(target: str, timeout: float, doc_id: str, text, text_file, simhash, max_distance, limit) -> None:
+@similarity_option
+def dedup(
+    target: str, timeout: float, doc_id: str, text, text_file, simhash, max_distance, limit, min_similarity
+) -> None:
     """Store the document unless a near-duplicate is already stored; print what happened."""
     content = _content(text, text_file, simhash)
     with _client(target, timeout) as client:
-        result = client.deduplicate(doc_id, **content, max_distance=max_distance, limit=limit)
+        result = client.deduplicate(
+            doc_id, **content, max_distance=max_distance, limit=limit, min_similarity=min_similarity
+        )
     _emit(
         {
             "doc_id": doc_id,
             "stored": result.stored,
             "simhash": to_hex(result.simhash),
             "duplicates": [_hit(h) for h in result.hits],
+            **({"below_similarity": result.below_similarity} if min_similarity is not None else {}),
         }
     )
 

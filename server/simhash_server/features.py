@@ -29,7 +29,7 @@ from importlib import resources
 import numpy as np
 import xxhash
 
-__all__ = ["DEFAULT_RECIPE", "IDF_SCALE", "RECIPES", "Features", "features"]
+__all__ = ["DEFAULT_RECIPE", "IDF_SCALE", "RECIPES", "Features", "features", "fmix64", "token_hashes"]
 
 IDF_SCALE = 100
 _CACHE_LIMIT = 1 << 20  # tokens remembered with their hash and IDF; cleared when full
@@ -92,6 +92,11 @@ def _hash_and_idf(tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(0, np.uint64), np.zeros(0, np.float64)
     hashes, idfs = zip(*pairs, strict=True)
     return np.array(hashes, dtype=np.uint64), np.array(idfs, dtype=np.float64)
+
+
+def token_hashes(tokens: list[str]) -> np.ndarray:
+    """XXH3-64 (seed 0) of each token's UTF-8 bytes, as uint64 (shared with the verification sketch)."""
+    return _hash_and_idf(tokens)[0]
 
 
 def fmix64(x: np.ndarray) -> np.ndarray:

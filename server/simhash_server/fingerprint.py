@@ -1,6 +1,7 @@
 """Text -> fingerprint: the whole recipe in one call, and the version string that names it.
 
-normalize (normalize.py) -> tokens (tokens.py) -> weighted features (features.py) -> SimHash (simhash.py).
+normalize (normalize.py) -> tokens (tokens.py) -> weighted features (features.py) -> SimHash (simhash.py);
+with ``sketch=True`` the same tokens also give the verification sketch (sketch.py).
 A stored fingerprint is only comparable with fingerprints made by the same recipe; FINGERPRINT_VERSION names
 every part of it and is stored with the index, which refuses to mix versions.
 """
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from simhash_server.features import DEFAULT_RECIPE, features
 from simhash_server.normalize import normalize
 from simhash_server.simhash import simhash, to_hex
+from simhash_server.sketch import sketch as make_sketch
 from simhash_server.tokens import tokenize
 
 __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "fingerprint"]
@@ -25,12 +27,14 @@ FINGERPRINT_VERSION = f"simhash64/norm=nfkc-casefold/seg=jieba-0.42.1/feat={DEFA
 class Fingerprint:
     value: int  # unsigned 64-bit, bit 63 most significant
     features: int  # distinct weighted features; below ~50 the fingerprint says little (docs/accuracy.md)
+    sketch: bytes = b""  # the verification sketch, when asked for
 
     @property
     def hex(self) -> str:
         return to_hex(self.value)
 
 
-def fingerprint(text: str, recipe: str = DEFAULT_RECIPE) -> Fingerprint:
-    feats = features(tokenize(normalize(text)), recipe)
-    return Fingerprint(simhash(feats), feats.distinct)
+def fingerprint(text: str, recipe: str = DEFAULT_RECIPE, sketch: bool = False) -> Fingerprint:
+    tokens = tokenize(normalize(text))
+    feats = features(tokens, recipe)
+    return Fingerprint(simhash(feats), feats.distinct, make_sketch(tokens) if sketch else b"")

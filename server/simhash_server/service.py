@@ -23,7 +23,7 @@ from simhash_server import metrics
 from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint
 from simhash_server.limits import Limits
 from simhash_server.pool import StoreError
-from simhash_server.store import MAX_DISTANCE, Hit, IndexStore, check_doc_id
+from simhash_server.store import MAX_DISTANCE, VERIFY_MAX_DISTANCE, Document, Hit, IndexStore, check_doc_id
 
 __all__ = ["NotFound", "SimHashIndexService"]
 
@@ -113,8 +113,10 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
             raise ValueError(f"{field}: {exc}") from None
         return doc_id
 
-    def _fingerprint_of(self, request: Any, prefix: str = "") -> tuple[int, int]:
-        """(fingerprint, features) from a request's text or simhash: exactly one must be given."""
+    def _document_of(self, request: Any, prefix: str = "") -> tuple[int, int, bytes]:
+        """(fingerprint, features, sketch) from a request's text or simhash: exactly one must be given.
+
+        The sketch is empty for a fingerprint: it cannot be made without the text."""
         has_text, has_fp = request.HasField("text"), request.HasField("simhash")
         if has_text and has_fp:
             raise ValueError(f"give either {prefix}text or {prefix}simhash, not both")
@@ -127,31 +129,66 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
                     f"{prefix}fingerprint_version {version!r} differs from the server's {FINGERPRINT_VERSION!r}; "
                     "fingerprints of different recipes do not compare"
                 )
-            return request.simhash, 0
-        fp = fingerprint(self._text(request.text, prefix + "text"))
-        return fp.value, fp.features
+            return request.simhash, 0, b""
+        fp = fingerprint(self._text(request.text, prefix + "text"), sketch=True)
+        return fp.value, fp.features, fp.sketch
 
-    def _distance_and_limit(self, request: Any) -> tuple[int, int]:
-        distance = request.max_distance if request.HasField("max_distance") else MAX_DISTANCE
-        if distance > MAX_DISTANCE:
+    @staticmethod
+    def _min_similarity(request: Any) -> float | None:
+        """The verification floor, or None; checked before any work is done."""
+        if not request.HasField("min_similarity"):
+            return None
+        floor = request.min_similarity
+        if not 0.0 <= floor <= 1.0:  # also refuses NaN
+            raise ValueError(f"min_similarity must be within 0..1, got {floor}")
+        if request.HasField("simhash"):
             raise ValueError(
-                f"max_distance must be 0..{MAX_DISTANCE}, got {distance}: the 5-segment drawer index answers "
-                f"exactly only up to {MAX_DISTANCE}"
+                "min_similarity needs text: a query by simhash has no sketch to verify candidates against; "
+                "send the text, or leave min_similarity unset"
+            )
+        return floor
+
+    def _distance_and_limit(self, request: Any, verified: bool = False) -> tuple[int, int]:
+        top = VERIFY_MAX_DISTANCE if verified else MAX_DISTANCE
+        distance = request.max_distance if request.HasField("max_distance") else top
+        if distance > top:
+            if verified:
+                raise ValueError(f"max_distance must be 0..{top} with min_similarity, got {distance}")
+            raise ValueError(
+                f"max_distance must be 0..{top}, got {distance}: the 5-segment drawer index answers "
+                f"exactly only up to {top} (up to {VERIFY_MAX_DISTANCE} with min_similarity)"
             )
         limit = request.limit or self.limits.default_limit
         if limit > self.limits.max_limit:
             raise ValueError(f"limit is {limit}, over the maximum of {self.limits.max_limit} (max_limit)")
         return distance, limit
 
-    def _query(self, fp: int, distance: int, limit: int | None, deadline: float | None) -> list[Hit]:
+    def _query(
+        self, fp: int, distance: int, limit: int | None, deadline: float | None, sketch: bytes, floor: float | None
+    ) -> tuple[list[Hit], int]:
+        """Hits, and how many candidates fell below the floor (0 without one)."""
         self._require_index()
-        hits = self.store.query(fp, distance, limit, deadline)
+        if floor is None:
+            hits, below = self.store.query(fp, distance, limit, deadline), 0
+        else:
+            answer = self.store.query_verified(fp, sketch, floor, distance, limit, deadline)
+            hits, below = answer.hits, answer.below_floor
+            metrics.BELOW_SIMILARITY.observe(below)
         metrics.QUERY_HITS.observe(len(hits))
-        return hits
+        return hits, below
 
     @staticmethod
-    def _hits(hits: list[Hit]) -> list[pb.Hit]:
-        return [pb.Hit(doc_id=h.doc_id, simhash=h.simhash, distance=h.distance) for h in hits]
+    def _hits(hits: list[Hit], verified: bool) -> list[pb.Hit]:
+        out = []
+        for h in hits:
+            hit = pb.Hit(doc_id=h.doc_id, simhash=h.simhash, distance=h.distance)
+            if h.similarity is not None:
+                hit.similarity = h.similarity
+                hit.verification = pb.VERIFICATION_VERIFIED
+            elif verified:
+                hit.verification = pb.VERIFICATION_UNVERIFIED
+            out.append(hit)
+        return out
 
     # -- RPCs ----------------------------------------------------------------------------------------------
     @_rpc
@@ -162,10 +199,10 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
     @_rpc
     def Index(self, request: pb.IndexRequest, context: Any, deadline: float | None):
         doc_id = self._doc_id(request.doc_id)
-        fp, features = self._fingerprint_of(request)
+        fp, features, sketch = self._document_of(request)
         _check_deadline(deadline)
         self._require_index()
-        self.store.index_many([(doc_id, fp)], deadline)
+        self.store.index_many([Document(doc_id, fp, sketch)], deadline)
         return pb.IndexResponse(doc_id=doc_id, simhash=fp, features=features)
 
     @_rpc
@@ -178,14 +215,14 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         for n, item in enumerate(request.documents):
             try:
                 doc_id = self._doc_id(item.doc_id, f"documents[{n}].doc_id")
-                fp, _ = self._fingerprint_of(item, f"documents[{n}].")
+                fp, _, sketch = self._document_of(item, f"documents[{n}].")
             except ValueError as exc:
                 outcomes.append(
                     pb.IndexOutcome(doc_id=item.doc_id, code=grpc.StatusCode.INVALID_ARGUMENT.value[0], error=str(exc))
                 )
                 continue
             outcomes.append(pb.IndexOutcome(doc_id=doc_id, code=0, simhash=fp))
-            good.append((doc_id, fp))
+            good.append(Document(doc_id, fp, sketch))
             _check_deadline(deadline)
         if good:
             self._require_index()
@@ -194,25 +231,37 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
 
     @_rpc
     def Query(self, request: pb.QueryRequest, context: Any, deadline: float | None):
-        distance, limit = self._distance_and_limit(request)
-        fp, features = self._fingerprint_of(request)
+        floor = self._min_similarity(request)
+        distance, limit = self._distance_and_limit(request, verified=floor is not None)
+        fp, features, sketch = self._document_of(request)
         _check_deadline(deadline)
-        hits = self._query(fp, distance, limit, deadline)
-        return pb.QueryResponse(hits=self._hits(hits), simhash=fp, features=features)
+        hits, below = self._query(fp, distance, limit, deadline, sketch, floor)
+        return pb.QueryResponse(
+            hits=self._hits(hits, floor is not None), simhash=fp, features=features, below_similarity=below
+        )
 
     @_rpc
     def Deduplicate(self, request: pb.DeduplicateRequest, context: Any, deadline: float | None):
         doc_id = self._doc_id(request.doc_id)
-        distance, limit = self._distance_and_limit(request)
-        fp, features = self._fingerprint_of(request)
+        floor = self._min_similarity(request)
+        distance, limit = self._distance_and_limit(request, verified=floor is not None)
+        fp, features, sketch = self._document_of(request)
         _check_deadline(deadline)
         # The document itself is not its own duplicate: a retry after a stored first attempt stores again
-        # (an idempotent upsert) instead of reporting itself.
-        hits = [h for h in self._query(fp, distance, None, deadline) if h.doc_id != doc_id]
+        # (an idempotent upsert) instead of reporting itself.  An unverified candidate (no sketch) counts as a
+        # duplicate: nothing shows it is not one.
+        found, below = self._query(fp, distance, None, deadline, sketch, floor)
+        hits = [h for h in found if h.doc_id != doc_id]
         stored = not hits
         if stored:
-            self.store.index_many([(doc_id, fp)], deadline)
-        return pb.DeduplicateResponse(hits=self._hits(hits[:limit]), stored=stored, simhash=fp, features=features)
+            self.store.index_many([Document(doc_id, fp, sketch)], deadline)
+        return pb.DeduplicateResponse(
+            hits=self._hits(hits[:limit], floor is not None),
+            stored=stored,
+            simhash=fp,
+            features=features,
+            below_similarity=below,
+        )
 
     @_rpc
     def Get(self, request: pb.GetRequest, context: Any, deadline: float | None):

@@ -6,7 +6,9 @@ four); the 10 drawer prefixes of a query are grouped by region, one scan per reg
 docs/benchmarks.md has the measurements behind both choices.
 
 Tables (see simhash_schema.tables): drawers (13-byte keys, empty value), fp2docs (fingerprint -> one column
-per document id), docs (document id -> fingerprint, the commit record of an index operation).
+per document id, whose value is the document's verification sketch, empty for a document indexed by
+fingerprint only), docs (document id -> fingerprint, the commit record of an index operation).  Keeping the
+sketch beside the id means a verified query reads no more rows than an unverified one.
 
 Index order, safe to retry at any point: read the document's current fingerprint; remove the document from
 its old fingerprint's row; write the 10 drawer rows and the new fp2docs column; write docs last.  Drawer rows
@@ -17,10 +19,10 @@ from __future__ import annotations
 
 import bisect
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import happybase
 
@@ -39,10 +41,24 @@ from simhash_server.drawers import LAYOUT, drawer_keys, drawer_prefixes
 from simhash_server.fingerprint import FINGERPRINT_VERSION
 from simhash_server.metrics import CANDIDATES
 from simhash_server.pool import ConnectionPool, StoreError, close_quietly
+from simhash_server.sketch import readable, similarity
 
-__all__ = ["MAX_DISTANCE", "MAX_DOC_ID_BYTES", "Hit", "IndexStore", "StoreConfig", "StoreError"]
+__all__ = [
+    "MAX_DISTANCE",
+    "MAX_DOC_ID_BYTES",
+    "VERIFY_MAX_DISTANCE",
+    "Document",
+    "Hit",
+    "IndexStore",
+    "StoreConfig",
+    "StoreError",
+    "Verified",
+]
 
 MAX_DISTANCE = 3  # the 5-segment layout answers exactly up to here
+# With a similarity floor, candidates up to here that share a drawer are checked too (docs/accuracy.md): the
+# scans return them anyway, and past 8 a random fingerprint sharing 26 bits is too rare to matter.
+VERIFY_MAX_DISTANCE = 8
 MAX_DOC_ID_BYTES = 512
 _FP_COLUMN = b"d:fp"
 _DRAWER_CELL = {b"d:": b""}
@@ -51,11 +67,28 @@ _REGION_CACHE_SECONDS = 60.0
 EXPECTED_META = IndexMeta(FINGERPRINT_VERSION, LAYOUT)  # what this server writes and accepts
 
 
+class Document(NamedTuple):
+    """What ``index_many`` stores; a plain ``(doc_id, simhash)`` pair is a document without a sketch."""
+
+    doc_id: str
+    simhash: int
+    sketch: bytes = b""
+
+
 @dataclass(frozen=True, slots=True)
 class Hit:
     doc_id: str
     simhash: int
     distance: int
+    similarity: float | None = None  # the sketch's estimate, when the query was verified and a sketch exists
+
+
+@dataclass(frozen=True, slots=True)
+class Verified:
+    """A verified query's answer: hits reaching the floor (or unverifiable), and how many fell below it."""
+
+    hits: list[Hit]
+    below_floor: int
 
 
 @dataclass(frozen=True)
@@ -149,11 +182,17 @@ class IndexStore:
     def index(self, doc_id: str, fp: int) -> None:
         self.index_many([(doc_id, fp)])
 
-    def index_many(self, items: Iterable[tuple[str, int]], deadline: float | None = None) -> int:
-        """Upsert documents; the last entry wins for a repeated id.  Returns the number of documents."""
+    def index_many(self, items: Iterable[Document | tuple[str, int]], deadline: float | None = None) -> int:
+        """Upsert documents; the last entry wins for a repeated id.  Returns the number of documents.
+
+        A document given without a sketch replaces any sketch stored for it: it can no longer be verified."""
         final: dict[bytes, int] = {}
-        for doc_id, fp in items:
-            final[check_doc_id(doc_id)] = check_fingerprint(fp)
+        sketches: dict[bytes, bytes] = {}
+        for item in items:
+            doc = Document(*item)
+            key = check_doc_id(doc.doc_id)
+            final[key] = check_fingerprint(doc.simhash)
+            sketches[key] = doc.sketch
         if not final:
             return 0
         old = self._stored_fingerprints(list(final), deadline)
@@ -171,7 +210,7 @@ class IndexStore:
                         batch.put(key, _DRAWER_CELL)
             with conn.table(self._names["fp2docs"]).batch(wal=wal) as batch:
                 for doc, fp in final.items():
-                    batch.put(_fp_bytes(fp), {b"d:" + doc: b""})
+                    batch.put(_fp_bytes(fp), {b"d:" + doc: sketches[doc]})
             with conn.table(self._names["docs"]).batch(wal=wal) as batch:  # the commit record, last
                 for doc, fp in final.items():
                     batch.put(doc, {_FP_COLUMN: _fp_bytes(fp)})
@@ -289,30 +328,78 @@ class IndexStore:
                 return out
             start = results[-1].row + b"\x00"
 
+    def _near_documents(
+        self, fp: int, max_distance: int, deadline: float | None
+    ) -> Iterator[tuple[str, int, int, bytes]]:
+        """(doc_id, fingerprint, distance, stored sketch) of every document whose fingerprint shares a drawer
+        with ``fp`` and is within ``max_distance`` of it."""
+        check_fingerprint(fp)
+        found = self.candidates(fp, deadline)
+        CANDIDATES.observe(len(found))
+        near = {c: d for c in found if (d := (c ^ fp).bit_count()) <= max_distance}
+        if not near:
+            return
+
+        def read(conn: happybase.Connection) -> list[tuple[bytes, dict[bytes, bytes]]]:
+            return conn.table(self._names["fp2docs"]).rows([_fp_bytes(c) for c in near])
+
+        for row, columns in self.thrift1.run(read, deadline=deadline):  # orphans come back empty: skipped
+            candidate = int.from_bytes(row, "big")
+            for column, value in columns.items():
+                yield column[2:].decode("utf-8"), candidate, near[candidate], value
+
     def query(
         self, fp: int, max_distance: int = MAX_DISTANCE, limit: int | None = None, deadline: float | None = None
     ) -> list[Hit]:
         """Documents whose fingerprint is within ``max_distance`` of ``fp``, closest first, then by id."""
-        check_fingerprint(fp)
         if not 0 <= max_distance <= MAX_DISTANCE:
             raise ValueError(
                 f"max_distance must be 0..{MAX_DISTANCE}: the 5-segment drawer index answers exactly only up to "
                 f"{MAX_DISTANCE}, got {max_distance}"
             )
-        found = self.candidates(fp, deadline)
-        CANDIDATES.observe(len(found))
-        near = {c: (c ^ fp).bit_count() for c in found}
-        near = {c: d for c, d in near.items() if d <= max_distance}
-        if not near:
-            return []
-
-        def read(conn: happybase.Connection) -> list[tuple[bytes, dict[bytes, bytes]]]:
-            return conn.table(self._names["fp2docs"]).rows([_fp_bytes(c) for c in near])
-
-        hits = []
-        for row, columns in self.thrift1.run(read, deadline=deadline):  # orphans come back empty: skipped
-            candidate = int.from_bytes(row, "big")
-            for column in columns:
-                hits.append(Hit(column[2:].decode("utf-8"), candidate, near[candidate]))
+        hits = [
+            Hit(doc, candidate, distance)
+            for doc, candidate, distance, _ in self._near_documents(fp, max_distance, deadline)
+        ]
         hits.sort(key=lambda h: (h.distance, h.doc_id))
         return hits if limit is None else hits[:limit]
+
+    def query_verified(
+        self,
+        fp: int,
+        sketch: bytes,
+        min_similarity: float,
+        max_distance: int = VERIFY_MAX_DISTANCE,
+        limit: int | None = None,
+        deadline: float | None = None,
+    ) -> Verified:
+        """Candidates checked against their stored sketches.
+
+        Candidates are the documents within ``max_distance`` (up to VERIFY_MAX_DISTANCE) that share a drawer
+        with ``fp``: all of them up to MAX_DISTANCE, and beyond it those the drawer scans return anyway.  A
+        candidate is a hit when its estimated similarity reaches ``min_similarity``.  One without a readable
+        sketch (indexed by fingerprint only) cannot be checked: within MAX_DISTANCE it is a hit with
+        ``similarity`` None, so nothing the unverified query would answer disappears unexplained; beyond it,
+        where only a sketch could vouch for it, it is left out.  Closest first, then most similar, then by id.
+        """
+        if not 0 <= max_distance <= VERIFY_MAX_DISTANCE:
+            raise ValueError(
+                f"max_distance must be 0..{VERIFY_MAX_DISTANCE} with a similarity floor, got {max_distance}"
+            )
+        if not 0.0 <= min_similarity <= 1.0:
+            raise ValueError(f"min_similarity must be within 0..1, got {min_similarity}")
+        if not readable(sketch):
+            raise ValueError("the query's sketch is not of this server's sketch format")
+        hits, below = [], 0
+        for doc, candidate, distance, stored in self._near_documents(fp, max_distance, deadline):
+            if not readable(stored):
+                if distance <= MAX_DISTANCE:
+                    hits.append(Hit(doc, candidate, distance))
+                continue
+            estimate = similarity(sketch, stored)
+            if estimate >= min_similarity:
+                hits.append(Hit(doc, candidate, distance, estimate))
+            else:
+                below += 1
+        hits.sort(key=lambda h: (h.distance, -(h.similarity or 0.0), h.doc_id))
+        return Verified(hits if limit is None else hits[:limit], below)

@@ -148,6 +148,13 @@ def test_texts_are_fingerprinted_with_the_server_recipe(make_index, hbase, tmp_p
     assert_index_holds(store, hbase, [(d, fingerprint(t).value) for d, t in texts.items()])
     hits = store.query(fingerprint(texts["t5"]).value, 0)
     assert "t5" in {h.doc_id for h in hits}
+    # Texts bring their verification sketches; fingerprints cannot.
+    t5 = fingerprint(texts["t5"], sketch=True)
+    verified = store.query_verified(t5.value, t5.sketch, 1.0, max_distance=0).hits
+    assert ("t5", 1.0) in {(h.doc_id, h.similarity) for h in verified}
+    path.write_text(json.dumps({"doc_id": "t5", "simhash": t5.hex}) + "\n")
+    assert bulk_load(store, str(path), "--workers", "1").returncode == 0
+    assert [(h.doc_id, h.similarity) for h in store.query_verified(t5.value, t5.sketch, 1.0, 0).hits] == [("t5", None)]
 
 
 def test_no_wal_ends_with_a_flush_of_the_local_hbase_only(make_index, hbase, tmp_path: Path) -> None:

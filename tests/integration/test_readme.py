@@ -28,7 +28,11 @@ def test_python_example_prints_what_the_readme_says(server) -> None:
     env = {**os.environ, "SIMHASH_TARGET": f"127.0.0.1:{server.port}"}
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == ["True False [('article-1', 0)]", "True article-1"]
+    assert result.stdout.splitlines() == [
+        "True False [('article-1', 0)]",
+        "True article-1",
+        "[('article-1', True)]",
+    ]
 
 
 def _grpcurl() -> str | None:

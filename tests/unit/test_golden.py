@@ -11,11 +11,14 @@ import pytest
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 sys.path.insert(0, str(GOLDEN))
 
+from make_vectors import sketch_digest  # noqa: E402
 from texts import golden_texts  # noqa: E402
 
 from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint  # noqa: E402
+from simhash_server.sketch import SKETCH_FORMAT  # noqa: E402
 
 STORED = json.loads((GOLDEN / "vectors.json").read_text(encoding="utf-8"))
+SKETCHES = json.loads((GOLDEN / "sketches.json").read_text(encoding="utf-8"))
 TEXTS = golden_texts()
 
 
@@ -37,6 +40,14 @@ def test_golden_fingerprint(name: str) -> None:
     fp = fingerprint(TEXTS[name])
     assert (fp.hex, fp.features, len(TEXTS[name])) == (expected["simhash"], expected["features"], expected["chars"]), (
         f"{name}: fingerprints moved without a FINGERPRINT_VERSION bump"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(TEXTS))
+def test_golden_sketch(name: str) -> None:
+    assert SKETCHES["format"] == SKETCH_FORMAT, "SKETCH_FORMAT changed: regenerate with make golden"
+    assert sketch_digest(TEXTS[name]) == SKETCHES["sha256"][name], (
+        f"{name}: the stored sketch moved without a SKETCH_FORMAT bump; stored sketches would be misread"
     )
 
 

@@ -1,10 +1,20 @@
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class Verification(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    VERIFICATION_UNSPECIFIED: _ClassVar[Verification]
+    VERIFICATION_VERIFIED: _ClassVar[Verification]
+    VERIFICATION_UNVERIFIED: _ClassVar[Verification]
+VERIFICATION_UNSPECIFIED: Verification
+VERIFICATION_VERIFIED: Verification
+VERIFICATION_UNVERIFIED: Verification
 
 class FingerprintRequest(_message.Message):
     __slots__ = ("text",)
@@ -73,66 +83,78 @@ class IndexBatchResponse(_message.Message):
     def __init__(self, outcomes: _Optional[_Iterable[_Union[IndexOutcome, _Mapping]]] = ..., indexed: _Optional[int] = ..., rejected: _Optional[int] = ...) -> None: ...
 
 class QueryRequest(_message.Message):
-    __slots__ = ("text", "simhash", "max_distance", "limit", "fingerprint_version")
+    __slots__ = ("text", "simhash", "max_distance", "limit", "fingerprint_version", "min_similarity")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     SIMHASH_FIELD_NUMBER: _ClassVar[int]
     MAX_DISTANCE_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     FINGERPRINT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    MIN_SIMILARITY_FIELD_NUMBER: _ClassVar[int]
     text: str
     simhash: int
     max_distance: int
     limit: int
     fingerprint_version: str
-    def __init__(self, text: _Optional[str] = ..., simhash: _Optional[int] = ..., max_distance: _Optional[int] = ..., limit: _Optional[int] = ..., fingerprint_version: _Optional[str] = ...) -> None: ...
+    min_similarity: float
+    def __init__(self, text: _Optional[str] = ..., simhash: _Optional[int] = ..., max_distance: _Optional[int] = ..., limit: _Optional[int] = ..., fingerprint_version: _Optional[str] = ..., min_similarity: _Optional[float] = ...) -> None: ...
 
 class Hit(_message.Message):
-    __slots__ = ("doc_id", "simhash", "distance")
+    __slots__ = ("doc_id", "simhash", "distance", "similarity", "verification")
     DOC_ID_FIELD_NUMBER: _ClassVar[int]
     SIMHASH_FIELD_NUMBER: _ClassVar[int]
     DISTANCE_FIELD_NUMBER: _ClassVar[int]
+    SIMILARITY_FIELD_NUMBER: _ClassVar[int]
+    VERIFICATION_FIELD_NUMBER: _ClassVar[int]
     doc_id: str
     simhash: int
     distance: int
-    def __init__(self, doc_id: _Optional[str] = ..., simhash: _Optional[int] = ..., distance: _Optional[int] = ...) -> None: ...
+    similarity: float
+    verification: Verification
+    def __init__(self, doc_id: _Optional[str] = ..., simhash: _Optional[int] = ..., distance: _Optional[int] = ..., similarity: _Optional[float] = ..., verification: _Optional[_Union[Verification, str]] = ...) -> None: ...
 
 class QueryResponse(_message.Message):
-    __slots__ = ("hits", "simhash", "features")
+    __slots__ = ("hits", "simhash", "features", "below_similarity")
     HITS_FIELD_NUMBER: _ClassVar[int]
     SIMHASH_FIELD_NUMBER: _ClassVar[int]
     FEATURES_FIELD_NUMBER: _ClassVar[int]
+    BELOW_SIMILARITY_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[Hit]
     simhash: int
     features: int
-    def __init__(self, hits: _Optional[_Iterable[_Union[Hit, _Mapping]]] = ..., simhash: _Optional[int] = ..., features: _Optional[int] = ...) -> None: ...
+    below_similarity: int
+    def __init__(self, hits: _Optional[_Iterable[_Union[Hit, _Mapping]]] = ..., simhash: _Optional[int] = ..., features: _Optional[int] = ..., below_similarity: _Optional[int] = ...) -> None: ...
 
 class DeduplicateRequest(_message.Message):
-    __slots__ = ("doc_id", "text", "simhash", "max_distance", "limit", "fingerprint_version")
+    __slots__ = ("doc_id", "text", "simhash", "max_distance", "limit", "fingerprint_version", "min_similarity")
     DOC_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     SIMHASH_FIELD_NUMBER: _ClassVar[int]
     MAX_DISTANCE_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     FINGERPRINT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    MIN_SIMILARITY_FIELD_NUMBER: _ClassVar[int]
     doc_id: str
     text: str
     simhash: int
     max_distance: int
     limit: int
     fingerprint_version: str
-    def __init__(self, doc_id: _Optional[str] = ..., text: _Optional[str] = ..., simhash: _Optional[int] = ..., max_distance: _Optional[int] = ..., limit: _Optional[int] = ..., fingerprint_version: _Optional[str] = ...) -> None: ...
+    min_similarity: float
+    def __init__(self, doc_id: _Optional[str] = ..., text: _Optional[str] = ..., simhash: _Optional[int] = ..., max_distance: _Optional[int] = ..., limit: _Optional[int] = ..., fingerprint_version: _Optional[str] = ..., min_similarity: _Optional[float] = ...) -> None: ...
 
 class DeduplicateResponse(_message.Message):
-    __slots__ = ("hits", "stored", "simhash", "features")
+    __slots__ = ("hits", "stored", "simhash", "features", "below_similarity")
     HITS_FIELD_NUMBER: _ClassVar[int]
     STORED_FIELD_NUMBER: _ClassVar[int]
     SIMHASH_FIELD_NUMBER: _ClassVar[int]
     FEATURES_FIELD_NUMBER: _ClassVar[int]
+    BELOW_SIMILARITY_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[Hit]
     stored: bool
     simhash: int
     features: int
-    def __init__(self, hits: _Optional[_Iterable[_Union[Hit, _Mapping]]] = ..., stored: _Optional[bool] = ..., simhash: _Optional[int] = ..., features: _Optional[int] = ...) -> None: ...
+    below_similarity: int
+    def __init__(self, hits: _Optional[_Iterable[_Union[Hit, _Mapping]]] = ..., stored: _Optional[bool] = ..., simhash: _Optional[int] = ..., features: _Optional[int] = ..., below_similarity: _Optional[int] = ...) -> None: ...
 
 class GetRequest(_message.Message):
     __slots__ = ("doc_id",)

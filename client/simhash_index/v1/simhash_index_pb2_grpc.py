@@ -101,7 +101,8 @@ class SimHashIndexServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Query(self, request, context):
-        """Stored documents within max_distance (0..3) of a text or fingerprint, closest first.
+        """Stored documents within max_distance (0..3) of a text or fingerprint, closest first.  With
+        min_similarity (text only), each candidate is checked against its stored sketch.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

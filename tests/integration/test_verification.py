@@ -1,0 +1,148 @@
+"""Verified queries end to end: sketches stored at index time, `min_similarity` through gRPC and the client.
+
+Pairs whose fingerprints are close but whose texts are not are rare by construction, so such a "template"
+neighbour is written through the server's own store: the fingerprint of one text with the sketch of another.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from simhash_client import InvalidArgument, SimHashClient
+from simhash_server.fingerprint import fingerprint
+from simhash_server.sketch import similarity
+from simhash_server.store import Document
+
+
+def article(seed: str, chars: int = 1500) -> str:
+    """Random Han text: independent articles have unrelated fingerprints, so tests sharing the index keep apart."""
+    rng = random.Random(seed)
+    return "。".join("".join(chr(rng.randrange(0x4E00, 0x9FA5)) for _ in range(20)) for _ in range(chars // 20))
+
+
+def flip(fp: int, *bits: int) -> int:
+    for bit in bits:
+        fp ^= 1 << bit
+    return fp
+
+
+@pytest.fixture
+def client(server):
+    with SimHashClient(f"127.0.0.1:{server.port}", timeout=20, retries=2) as c:
+        yield c
+
+
+@pytest.fixture
+def ids() -> str:
+    return uuid.uuid4().hex[:8] + "-"
+
+
+def test_an_edited_copy_is_verified_with_its_estimate(client, ids) -> None:
+    text = article(ids)
+    copy = text + "（本文转载自技术博客，版权归原作者所有）"
+    client.index(ids + "orig", text=text)
+    hits = client.query(text=copy, min_similarity=0.9)
+    assert [h.doc_id for h in hits] == [ids + "orig"]
+    hit = hits[0]
+    assert hit.verified is True
+    expected = similarity(fingerprint(copy, sketch=True).sketch, fingerprint(text, sketch=True).sketch)
+    assert hit.similarity == pytest.approx(expected) and hit.similarity >= 0.9
+    plain = client.query(text=copy)  # without a floor: the same hit, nothing about verification
+    assert [(h.doc_id, h.similarity, h.verified) for h in plain] == [(ids + "orig", None, None)]
+
+
+def test_a_close_fingerprint_with_a_different_text_is_left_out_and_counted(server, client, ids) -> None:
+    text, other = article(ids + "a"), article(ids + "b")
+    fp = fingerprint(text).value
+    template = fingerprint(other, sketch=True).sketch  # a page that merely shares the fingerprint's drawer
+    server.store.index_many([Document(ids + "template", flip(fp, 1, 40), template)])
+    assert [h.doc_id for h in client.query(text=text)] == [ids + "template"]  # the fingerprint alone says yes
+    assert client.query(text=text, min_similarity=0.5) == []
+    refused = client.deduplicate(ids + "new", text=text)  # without a floor the template blocks it
+    assert not refused.stored and [h.doc_id for h in refused.hits] == [ids + "template"]
+    result = client.deduplicate(ids + "new", text=text, min_similarity=0.5)
+    assert (result.stored, result.hits, result.below_similarity) == (True, (), 1)
+    assert client.get(ids + "new") == fp
+
+
+def test_a_document_indexed_by_fingerprint_is_reported_unverified_not_dropped(client, ids) -> None:
+    text = article(ids)
+    fp = fingerprint(text).value
+    client.index(ids + "fp-only", simhash=flip(fp, 3))
+    hits = client.query(text=text, min_similarity=0.99)
+    assert [(h.doc_id, h.distance, h.similarity, h.verified) for h in hits] == [(ids + "fp-only", 1, None, False)]
+    result = client.deduplicate(ids + "dup", text=text, min_similarity=0.99)
+    assert not result.stored and [h.verified for h in result.hits] == [False]  # nothing shows it is no duplicate
+
+
+def test_reindexing_by_fingerprint_erases_the_sketch(client, ids) -> None:
+    text = article(ids)
+    fp = client.index(ids + "doc", text=text)
+    assert client.query(text=text, min_similarity=1.0)[0].verified is True
+    client.index(ids + "doc", simhash=fp)  # same fingerprint, but the server no longer knows the text
+    assert client.query(text=text, min_similarity=1.0)[0].verified is False
+
+
+def test_index_batch_by_text_stores_sketches(client, ids) -> None:
+    texts = {ids + str(n): article(ids + str(n)) for n in range(3)}
+    outcomes = client.index_batch([{"doc_id": d, "text": t} for d, t in texts.items()])
+    assert all(o.ok for o in outcomes)
+    for doc_id, text in texts.items():
+        hits = client.query(text=text, min_similarity=1.0, max_distance=0)
+        assert [(h.doc_id, h.similarity, h.verified) for h in hits] == [(doc_id, 1.0, True)]
+
+
+def test_a_verified_query_reaches_past_distance_3_through_shared_drawers(server, client, ids) -> None:
+    text = article(ids)
+    fp, sketch = fingerprint(text).value, fingerprint(text, sketch=True).sketch
+    # Bits 0..6 lie in segment 4 (the lowest 12 bits): segments 0..3 still agree, so 6 drawers are shared.
+    far = flip(fp, 0, 1, 2, 3, 4)
+    # Bits 63, 50, 37, 24, 11: one in each segment, so no drawer is shared and no scan can find it.
+    unreachable = flip(fp, 63, 50, 37, 24, 11)
+    server.store.index_many([Document(ids + "far", far, sketch), Document(ids + "unreachable", unreachable, sketch)])
+    assert client.query(text=text) == []  # distance 5: outside the exact range
+    hits = client.query(text=text, min_similarity=0.9)
+    assert [(h.doc_id, h.distance, h.verified) for h in hits] == [(ids + "far", 5, True)]
+    assert client.query(text=text, min_similarity=0.9, max_distance=4) == []
+    # Beyond distance 3 only a sketch can vouch for a candidate: one without a sketch is not a hit.
+    client.index(ids + "far-fp-only", simhash=flip(fp, 5, 6, 7, 8, 9))
+    assert ids + "far-fp-only" not in {h.doc_id for h in client.query(text=text, min_similarity=0.0)}
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda c: c.query(simhash=1, min_similarity=0.9), "min_similarity needs text"),
+        (lambda c: c.deduplicate("d", simhash=1, min_similarity=0.9), "min_similarity needs text"),
+        (lambda c: c.query(text="正文", min_similarity=1.5), "min_similarity must be within 0..1, got 1.5"),
+        (lambda c: c.query(text="正文", min_similarity=-0.1), "min_similarity must be within 0..1"),
+        (lambda c: c.query(text="正文", min_similarity=float("nan")), "min_similarity must be within 0..1, got nan"),
+        (lambda c: c.query(text="正文", min_similarity=0.9, max_distance=9), "max_distance must be 0..8 with"),
+        (lambda c: c.query(text="正文", max_distance=5), "up to 8 with min_similarity"),
+    ],
+)
+def test_bad_verification_requests_name_the_field(client, call, message: str) -> None:
+    with pytest.raises(InvalidArgument, match=message.replace("(", r"\(")):
+        call(client)
+
+
+def test_the_command_line_client_verifies(server, client, ids, tmp_path) -> None:
+    text = article(ids)
+    client.index(ids + "cli", text=text)
+    (tmp_path / "a.txt").write_text(text + "（完）", encoding="utf-8")
+    cli = str(Path(sys.executable).with_name("simhash-index"))
+    target = ["--target", f"127.0.0.1:{server.port}"]
+    query = [cli, "query", *target, "--text-file", str(tmp_path / "a.txt"), "--min-similarity", "0.9"]
+    result = subprocess.run(query, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    (hit,) = [json.loads(line) for line in result.stdout.splitlines()]
+    assert (hit["doc_id"], hit["verified"]) == (ids + "cli", True) and 0.9 <= hit["similarity"] <= 1.0
+    bad = subprocess.run([*query[:-1], "1.5"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--min-similarity" in bad.stderr and "Traceback" not in bad.stderr

@@ -1,0 +1,111 @@
+"""The verification sketch: its stored form, and how well it estimates word 3-shingle Jaccard similarity."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simhash_server.sketch import (
+    SKETCH_BINS,
+    SKETCH_BYTES,
+    SketchError,
+    bin_minima,
+    readable,
+    similarity,
+    sketch,
+)
+
+VOCABULARY = [f"w{i}" for i in range(50_000)]
+
+
+def shingle_jaccard(a: list[str], b: list[str]) -> float:
+    sa, sb = ({tuple(t[i : i + 3]) for i in range(max(len(t) - 2, 1))} for t in (a, b))
+    return len(sa & sb) / len(sa | sb)
+
+
+def words(rng: random.Random, n: int) -> list[str]:
+    return [rng.choice(VOCABULARY) for _ in range(n)]
+
+
+def test_stored_form() -> None:
+    value = sketch(["一", "个", "文档", "的", "词"])
+    assert len(value) == SKETCH_BYTES == 257
+    assert value[0] == 1 and readable(value)
+    assert not readable(value[:-1]) and not readable(b"\x02" + value[1:]) and not readable(b"")
+
+
+def test_the_same_tokens_give_the_same_sketch_and_similarity_one() -> None:
+    tokens = words(random.Random(1), 500)
+    assert sketch(tokens) == sketch(list(tokens))
+    assert similarity(sketch(tokens), sketch(tokens)) == 1.0
+
+
+def test_word_order_matters_as_it_does_for_shingles() -> None:
+    tokens = words(random.Random(2), 400)
+    assert similarity(sketch(tokens), sketch(tokens[::-1])) < 0.05
+
+
+@pytest.mark.parametrize("replaced", [0.0, 0.01, 0.03, 0.1, 0.3])
+def test_estimate_is_within_four_standard_errors_of_the_exact_jaccard(replaced: float) -> None:
+    rng = random.Random(int(replaced * 1000))
+    base = words(rng, 3000)
+    edited = [rng.choice(VOCABULARY) if rng.random() < replaced else t for t in base]
+    exact = shingle_jaccard(base, edited)
+    error = 4 * max(exact * (1 - exact), 0.01) ** 0.5 / SKETCH_BINS**0.5
+    assert abs(similarity(sketch(base), sketch(edited)) - exact) <= error
+
+
+def test_unrelated_texts_estimate_near_zero() -> None:
+    rng = random.Random(3)
+    estimates = [similarity(sketch(words(rng, 800)), sketch(words(rng, 800))) for _ in range(20)]
+    assert max(estimates) < 0.05
+
+
+def test_a_near_copy_scores_high_and_an_unrelated_text_low() -> None:
+    rng = random.Random(4)
+    base = words(rng, 2000)
+    copy = [*base[:700], "广告", "插入", "一句", *base[700:]]
+    assert similarity(sketch(base), sketch(copy)) > 0.95
+    assert similarity(sketch(base), sketch(words(rng, 2000))) < 0.05
+
+
+@pytest.mark.parametrize("length", [0, 1, 2, 3, 5, 40])
+def test_short_texts_fill_every_bin(length: int) -> None:
+    tokens = words(random.Random(length), length)
+    minima = bin_minima(tokens)
+    assert minima.size == SKETCH_BINS
+    assert (minima < 2**56).all()  # every bin holds a real minimum, none is left empty
+    assert similarity(sketch(tokens), sketch(tokens)) == 1.0
+
+
+def test_short_texts_that_differ_do_not_look_alike() -> None:
+    assert similarity(sketch(["a"]), sketch(["b"])) < 0.05
+    assert similarity(sketch([]), sketch(["a", "b"])) < 0.05
+    assert similarity(sketch(["a", "b", "c", "d"]), sketch(["a", "b", "c", "e"])) < 0.6
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(VOCABULARY[:300]), max_size=60), st.lists(st.sampled_from(VOCABULARY[:300]), max_size=60)
+)
+def test_similarity_is_symmetric_and_bounded(a: list[str], b: list[str]) -> None:
+    sa, sb = sketch(a), sketch(b)
+    assert similarity(sa, sb) == similarity(sb, sa)
+    assert 0.0 <= similarity(sa, sb) <= 1.0
+
+
+def test_a_sketch_of_another_format_is_refused_by_name() -> None:
+    good = sketch(["x", "y", "z"])
+    with pytest.raises(SketchError, match="second sketch is not of format 1"):
+        similarity(good, b"\x02" + good[1:])
+    with pytest.raises(SketchError, match="first sketch"):
+        similarity(b"", good)
+
+
+@pytest.mark.parametrize("bins", [0, 3, 100, 1 << 17])
+def test_bins_must_be_a_power_of_two(bins: int) -> None:
+    with pytest.raises(ValueError, match="bins must be a power of two"):
+        bin_minima(["a", "b", "c"], bins)
