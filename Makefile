@@ -8,7 +8,7 @@ JARS := deploy/hbase-local/target/lib/.complete
 PYTEST_ARGS ?=
 
 .PHONY: run stop test unit lint deps jars install hbase-start hbase-stop hbase-status clean \
-	eval bench-fingerprint bench-query bench-compression bench-grpc bench-bulkload golden proto proto-check tools
+	eval bench-fingerprint bench-query bench-compression bench-grpc bench-bulkload bench-verify golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
 run: install jars
@@ -95,6 +95,11 @@ bench-compression: install jars
 # Bulk load of 10 million fingerprints (and 20,000 texts) into an HBase of its own, with the CPU per process
 bench-bulkload: install jars
 	$(BIN)/python benchmarks/bench_bulkload.py $(BENCH_ARGS)
+
+# Verification's cost beside the unverified path (sketch CPU, Index and Query latency, fp2docs bytes)
+bench-verify: install jars
+	$(BIN)/simhash-index hbase start
+	$(BIN)/python benchmarks/bench_verify.py $(BENCH_ARGS)
 
 # End-to-end gRPC with ghz over the 1e6 index of bench-query (run that first)
 GHZ := var/bin/ghz
