@@ -74,6 +74,12 @@ def base() -> int:
     return random.getrandbits(64)
 
 
+@pytest.fixture
+def ids() -> str:
+    """A prefix of document ids no other test uses."""
+    return uuid.uuid4().hex[:8] + "-"
+
+
 @pytest.fixture(scope="module")
 def server(make_index):
     """A real SimHashServer on a free port, over a fresh index, with small limits the tests can reach."""
@@ -93,3 +99,12 @@ def server(make_index):
     srv.start()
     yield srv
     srv.stop(grace=1)
+
+
+@pytest.fixture
+def client(server):
+    """The Python client, connected to the module's server."""
+    from simhash_client import SimHashClient
+
+    with SimHashClient(f"127.0.0.1:{server.port}", timeout=20, retries=2) as c:
+        yield c

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 import urllib.request
-import uuid
 
 import grpc
 import pytest
@@ -54,17 +53,6 @@ def edited(text: str) -> str:
 
 ARTICLE = article("fixed")
 EDITED = edited(ARTICLE)
-
-
-@pytest.fixture
-def client(server):
-    with SimHashClient(f"127.0.0.1:{server.port}", timeout=20, retries=2) as c:
-        yield c
-
-
-@pytest.fixture
-def ids() -> str:
-    return uuid.uuid4().hex[:8] + "-"
 
 
 def test_fingerprint_matches_the_library(client) -> None:

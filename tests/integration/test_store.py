@@ -6,7 +6,6 @@ The tests share one index; each works in the neighbourhood of its own random fin
 from __future__ import annotations
 
 import time
-import uuid
 from dataclasses import replace
 
 import pytest
@@ -20,11 +19,6 @@ def flip(fp: int, *bits: int) -> int:
     for b in bits:
         fp ^= 1 << b
     return fp
-
-
-@pytest.fixture
-def ids() -> str:
-    return uuid.uuid4().hex[:8] + "-"
 
 
 def test_index_get_and_query_closest_first(index, base, ids) -> None:

@@ -10,12 +10,11 @@ import json
 import random
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
 
-from simhash_client import InvalidArgument, SimHashClient
+from simhash_client import InvalidArgument
 from simhash_server.fingerprint import fingerprint
 from simhash_server.sketch import similarity
 from simhash_server.store import Document
@@ -31,17 +30,6 @@ def flip(fp: int, *bits: int) -> int:
     for bit in bits:
         fp ^= 1 << bit
     return fp
-
-
-@pytest.fixture
-def client(server):
-    with SimHashClient(f"127.0.0.1:{server.port}", timeout=20, retries=2) as c:
-        yield c
-
-
-@pytest.fixture
-def ids() -> str:
-    return uuid.uuid4().hex[:8] + "-"
 
 
 def test_an_edited_copy_is_verified_with_its_estimate(client, ids) -> None:
