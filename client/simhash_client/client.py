@@ -111,6 +111,14 @@ class SimHashClient:
                 request.fingerprint_version = version
 
     @staticmethod
+    def _search_options(request: Any, max_distance: int | None, min_similarity: float | None) -> None:
+        """The optional fields Query and Deduplicate share; unset stays unset (the server's defaults)."""
+        if max_distance is not None:
+            request.max_distance = max_distance
+        if min_similarity is not None:
+            request.min_similarity = min_similarity
+
+    @staticmethod
     def _hits(hits: Iterable[pb.Hit]) -> list[Hit]:
         verified = {pb.VERIFICATION_VERIFIED: True, pb.VERIFICATION_UNVERIFIED: False}
         return [
@@ -170,11 +178,8 @@ class SimHashClient:
         With ``min_similarity`` (text only) each candidate is checked against its stored sketch and kept if
         its estimated Jaccard similarity reaches the floor (max_distance then 0..8, default 8)."""
         request = pb.QueryRequest(limit=limit)
-        if max_distance is not None:
-            request.max_distance = max_distance
-        if min_similarity is not None:
-            request.min_similarity = min_similarity
         self._content(request, text, simhash, fingerprint_version)
+        self._search_options(request, max_distance, min_similarity)
         return self._hits(self._call(self._stub.Query, request, timeout).hits)
 
     def deduplicate(
@@ -192,11 +197,8 @@ class SimHashClient:
         """Index the document unless a near-duplicate is stored; says which happened.  ``min_similarity`` as
         in ``query``; a candidate that cannot be verified still counts as a near-duplicate."""
         request = pb.DeduplicateRequest(doc_id=doc_id, limit=limit)
-        if max_distance is not None:
-            request.max_distance = max_distance
-        if min_similarity is not None:
-            request.min_similarity = min_similarity
         self._content(request, text, simhash, fingerprint_version)
+        self._search_options(request, max_distance, min_similarity)
         r = self._call(self._stub.Deduplicate, request, timeout)
         return DedupResult(r.stored, tuple(self._hits(r.hits)), r.simhash, r.below_similarity)
 

@@ -113,10 +113,10 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
             raise ValueError(f"{field}: {exc}") from None
         return doc_id
 
-    def _document_of(self, request: Any, prefix: str = "") -> tuple[int, int, bytes]:
+    def _document_of(self, request: Any, prefix: str = "", sketch: bool = True) -> tuple[int, int, bytes]:
         """(fingerprint, features, sketch) from a request's text or simhash: exactly one must be given.
 
-        The sketch is empty for a fingerprint: it cannot be made without the text."""
+        The sketch is empty for a fingerprint (it cannot be made without the text) and when not asked for."""
         has_text, has_fp = request.HasField("text"), request.HasField("simhash")
         if has_text and has_fp:
             raise ValueError(f"give either {prefix}text or {prefix}simhash, not both")
@@ -130,7 +130,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
                     "fingerprints of different recipes do not compare"
                 )
             return request.simhash, 0, b""
-        fp = fingerprint(self._text(request.text, prefix + "text"), sketch=True)
+        fp = fingerprint(self._text(request.text, prefix + "text"), sketch=sketch)
         return fp.value, fp.features, fp.sketch
 
     @staticmethod
@@ -233,7 +233,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
     def Query(self, request: pb.QueryRequest, context: Any, deadline: float | None):
         floor = self._min_similarity(request)
         distance, limit = self._distance_and_limit(request, verified=floor is not None)
-        fp, features, sketch = self._document_of(request)
+        fp, features, sketch = self._document_of(request, sketch=floor is not None)  # only a floor needs it
         _check_deadline(deadline)
         hits, below = self._query(fp, distance, limit, deadline, sketch, floor)
         return pb.QueryResponse(
