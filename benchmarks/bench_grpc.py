@@ -27,6 +27,10 @@ import numpy as np
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from simhash_deploy import LocalHBase, Ports
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_bulkload import cpu_seconds
+
 from simhash_server.store import IndexStore, StoreConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,7 +86,8 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
-def run_ghz(ghz: str, port: int, method: str, data: list[dict], concurrency: int, total: int, server_pid: int):
+def run_ghz(ghz: str, port: int, method: str, data: list[dict], concurrency: int, total: int, pids: dict[str, int]):
+    """ghz's latency report, the server's peak RSS, and CPU µs per call of each process (from /proc)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(data, f)
     cmd = [
@@ -106,34 +111,26 @@ def run_ghz(ghz: str, port: int, method: str, data: list[dict], concurrency: int
         f.name + ".out",  # a file, not a pipe: the report outgrows a pipe's buffer while we poll
         f"127.0.0.1:{port}",
     ]
+    before = {name: cpu_seconds(pid) for name, pid in pids.items()}
     proc = subprocess.Popen(cmd)
     peak = 0.0
     while proc.poll() is None:
-        peak = max(peak, rss_mb(server_pid))
+        peak = max(peak, rss_mb(pids["server"]))
         time.sleep(0.2)
+    cpu = {name: (cpu_seconds(pid) - before[name]) / total * 1e6 for name, pid in pids.items()}
     report = json.loads(Path(f.name + ".out").read_text())
     os.unlink(f.name)
     os.unlink(f.name + ".out")
     lat = {d["percentage"]: d["latency"] / 1e6 for d in report.get("latencyDistribution") or []}
     codes = report.get("statusCodeDistribution", {})
-    return {"p50": lat.get(50), "p99": lat.get(99), "rps": report["rps"], "codes": codes, "rss": peak}
+    return {"p50": lat.get(50), "p99": lat.get(99), "rps": report["rps"], "codes": codes, "rss": peak, "cpu": cpu}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--queries", type=int, default=5000)
-    parser.add_argument("--regions", type=int, default=2, help="Which bench_query.py index to serve.")
-    args = parser.parse_args()
-    prefix = PREFIX.format(regions=args.regions)
-    ghz = ghz_binary()
-    local = LocalHBase()
-    port = Ports.free().thrift
-    env = {
-        **os.environ,
-        "SIMHASH_TABLE_PREFIX": prefix,
-        "SIMHASH_HBASE_THRIFT_PORT": str(local.ports.thrift),
-        "SIMHASH_HBASE_THRIFT2_PORT": str(local.ports.thrift2),
-    }
+# One batch per call and no bound on lanes: every call makes its own HBase calls, as before coalescing.
+UNCOALESCED = "--lanes 64 --batch-queries 1 --batch-documents 1"
+
+
+def serve(port: int, env: dict[str, str], serve_args: str) -> subprocess.Popen:
     server = subprocess.Popen(
         [
             str(ROOT / ".venv" / "bin" / "simhash-index"),
@@ -144,37 +141,72 @@ def main() -> None:
             "",
             "--log-level",
             "WARNING",
+            *serve_args.split(),
         ],
         env=env,
     )
+    health = health_pb2_grpc.HealthStub(grpc.insecure_channel(f"127.0.0.1:{port}"))
+    for _ in range(300):
+        try:
+            if health.Check(health_pb2.HealthCheckRequest(), timeout=1).status == 1:
+                return server
+        except grpc.RpcError:
+            time.sleep(0.2)
+    server.terminate()
+    sys.exit("the server did not become healthy")
+
+
+def measure(ghz: str, local: LocalHBase, env: dict[str, str], serve_args: str, fps: list[int], queries: int):
+    port = Ports.free().thrift
+    server = serve(port, env, serve_args)
+    results = {}
     try:
-        health = health_pb2_grpc.HealthStub(grpc.insecure_channel(f"127.0.0.1:{port}"))
-        for _ in range(300):
-            try:
-                if health.Check(health_pb2.HealthCheckRequest(), timeout=1).status == 1:
-                    break
-            except grpc.RpcError:
-                time.sleep(0.2)
-        fps = probes(1000)
-        queries = [{"simhash": str(fp)} for fp in fps]
-        results = {}
-        run_ghz(ghz, port, "Query", queries, 8, 1000, server.pid)  # warm up
+        pids = {"server": server.pid} | {name: s["pid"] for name, s in local.status().items() if s["pid"]}
+        by_simhash = [{"simhash": str(fp)} for fp in fps]
+        run_ghz(ghz, port, "Query", by_simhash, 8, 1000, pids)  # warm up
         for c in (1, 32):
-            results[f"Query c={c}"] = run_ghz(ghz, port, "Query", queries, c, args.queries, server.pid)
+            results[f"Query c={c}"] = run_ghz(ghz, port, "Query", by_simhash, c, queries, pids)
         rng = np.random.default_rng(99)
         by_fp = [
             {"doc_id": f"bench-online-{i}", "simhash": str(int(v))}
             for i, v in enumerate(rng.integers(0, 2**64, size=1000, dtype=np.uint64))
         ]
-        results["Index by simhash c=32"] = run_ghz(ghz, port, "Index", by_fp, 32, 5000, server.pid)
-        sys.path.insert(0, str(ROOT / "benchmarks"))
+        results["Index by simhash c=32"] = run_ghz(ghz, port, "Index", by_fp, 32, 5000, pids)
         from bench_fingerprint import one_kb_docs
 
         by_text = [{"doc_id": f"bench-online-text-{i}", "text": t} for i, t in enumerate(one_kb_docs(500))]
-        results["Index by 1 KB text c=32"] = run_ghz(ghz, port, "Index", by_text, 32, 2000, server.pid)
+        results["Index by 1 KB text c=32"] = run_ghz(ghz, port, "Index", by_text, 32, 2000, pids)
     finally:
         server.terminate()
         server.wait(30)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--queries", type=int, default=5000)
+    parser.add_argument("--regions", type=int, default=2, help="Which bench_query.py index to serve.")
+    parser.add_argument("--serve-args", default="", help="Extra `simhash-index serve` options, e.g. '--lanes 4'.")
+    parser.add_argument(
+        "--baseline-args",
+        default=UNCOALESCED,
+        help="Options of the server measured beside it ('' for none); default: coalescing off.",
+    )
+    args = parser.parse_args()
+    prefix = PREFIX.format(regions=args.regions)
+    ghz = ghz_binary()
+    local = LocalHBase()
+    env = {
+        **os.environ,
+        "SIMHASH_TABLE_PREFIX": prefix,
+        "SIMHASH_HBASE_THRIFT_PORT": str(local.ports.thrift),
+        "SIMHASH_HBASE_THRIFT2_PORT": str(local.ports.thrift2),
+    }
+    fps = probes(1000)
+    configs = {"serve " + (args.serve_args or "(defaults)"): args.serve_args}
+    if args.baseline_args:
+        configs = {"serve " + args.baseline_args: args.baseline_args, **configs}
+    runs = {label: measure(ghz, local, env, serve_args, fps, args.queries) for label, serve_args in configs.items()}
     store = IndexStore(
         StoreConfig(thrift_port=local.ports.thrift, thrift2_port=local.ports.thrift2, table_prefix=prefix)
     )
@@ -187,14 +219,31 @@ def main() -> None:
     store.close()
     floor = sorted(floor[100:])
     print(f"N = {N:,} fingerprints; ghz, {args.queries} queries per concurrency level")
-    print("| call | p50 ms | p99 ms | calls/s | status codes | server RSS MB (peak) |")
-    print("|---|---|---|---|---|---|")
-    for name, r in results.items():
-        print(f"| {name} | {r['p50']:.2f} | {r['p99']:.2f} | {r['rps']:,.0f} | {r['codes']} | {r['rss']:.0f} |")
+    print("| server | call | p50 ms | p99 ms | calls/s | status codes | server RSS MB (peak) |")
+    print("|---|---|---|---|---|---|---|")
+    for label, results in runs.items():
+        for name, r in results.items():
+            print(
+                f"| {label} | {name} | {r['p50']:.2f} | {r['p99']:.2f} | {r['rps']:,.0f} | {r['codes']} | "
+                f"{r['rss']:.0f} |"
+            )
     print(
-        f"| store.query in-process (floor), 1 thread | {floor[len(floor) // 2] * 1e3:.2f} | "
+        f"| in-process | store.query (floor), 1 thread | {floor[len(floor) // 2] * 1e3:.2f} | "
         f"{floor[int(len(floor) * 0.99)] * 1e3:.2f} | {len(floor) / sum(floor):,.0f} | | |"
     )
+    names = list(next(iter(next(iter(runs.values())).values()))["cpu"])
+    print("\nCPU µs per call, by process (ghz itself not counted):")
+    print("| server | call | " + " | ".join(names) + " | all |")
+    print("|---|---|" + "---|" * (len(names) + 1))
+    for label, results in runs.items():
+        for name, r in results.items():
+            cells = " | ".join(f"{r['cpu'][n]:.0f}" for n in names)
+            print(f"| {label} | {name} | {cells} | {sum(r['cpu'].values()):.0f} |")
+    if len(runs) == 2:
+        (base_label, base), (label, new) = runs.items()
+        print(f"\nRatios, {label} / {base_label}, calls/s:")
+        for name in new:
+            print(f"- {name}: {new[name]['rps'] / base[name]['rps']:.2f}")
 
 
 if __name__ == "__main__":

@@ -45,6 +45,30 @@ from simhash_server.cli_options import store_config, store_options
     help="Thrift connections per gateway.",
 )
 @click.option(
+    "--lanes",
+    type=click.IntRange(1),
+    default=2,
+    show_default=True,
+    envvar="SIMHASH_LANES",
+    help="Batches of HBase calls at once, for queries and for writes; concurrent calls share batches.",
+)
+@click.option(
+    "--batch-queries",
+    type=click.IntRange(1),
+    default=32,
+    show_default=True,
+    envvar="SIMHASH_BATCH_QUERIES",
+    help="Most concurrent queries answered by one batch of drawer scans.",
+)
+@click.option(
+    "--batch-documents",
+    type=click.IntRange(1),
+    default=1000,
+    show_default=True,
+    envvar="SIMHASH_BATCH_DOCUMENTS",
+    help="Most documents of concurrent Index calls written by one batch.",
+)
+@click.option(
     "--workers",
     type=click.IntRange(1),
     default=32,
@@ -126,6 +150,9 @@ def serve(
     metrics_address: str,
     grace_seconds: float,
     pool_size: int,
+    lanes: int,
+    batch_queries: int,
+    batch_documents: int,
     workers: int,
     max_concurrent_calls: int,
     max_text_bytes: int,
@@ -158,7 +185,9 @@ def serve(
             metrics_address=metrics_address or None,
             grace_seconds=grace_seconds,
             limits=limits,
-            store=store_config(opts, pool_size=pool_size),
+            store=store_config(
+                opts, pool_size=pool_size, lanes=lanes, batch_queries=batch_queries, batch_documents=batch_documents
+            ),
             tls=_tls(tls_cert, tls_key, tls_client_ca),
             tokens=_tokens(tokens_file),
             insecure=insecure,

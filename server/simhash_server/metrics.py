@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Histogram
 
-__all__ = ["BELOW_SIMILARITY", "CANDIDATES", "HBASE_CALL_SECONDS", "QUERY_HITS", "RPC_CALLS", "RPC_SECONDS"]
+__all__ = [
+    "BATCH_CALLS",
+    "BELOW_SIMILARITY",
+    "CANDIDATES",
+    "HBASE_CALL_SECONDS",
+    "QUERY_HITS",
+    "RPC_CALLS",
+    "RPC_SECONDS",
+]
 
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 _COUNT_BUCKETS = (0, 1, 2, 5, 10, 20, 50, 100, 500, 1000, 10_000)
@@ -25,4 +33,10 @@ BELOW_SIMILARITY = Histogram(
     "simhash_query_below_similarity",
     "Candidates a verified query left out because their sketch fell below min_similarity",
     buckets=_COUNT_BUCKETS,
+)
+BATCH_CALLS = Histogram(
+    "simhash_store_batch_calls",
+    "Concurrent calls one batch of HBase calls served, by kind (queries, writes)",
+    ["kind"],
+    buckets=(1, 2, 4, 8, 16, 32, 64, 128),
 )

@@ -20,6 +20,7 @@ from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
 from simhash_schema import SchemaError, VersionMismatch
 from simhash_server import metrics
+from simhash_server.coalesce import DeadlinePassed
 from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint
 from simhash_server.limits import Limits
 from simhash_server.pool import StoreError
@@ -32,10 +33,6 @@ R = TypeVar("R")
 
 
 class NotFound(LookupError):
-    pass
-
-
-class DeadlinePassed(TimeoutError):
     pass
 
 

@@ -2,8 +2,9 @@
 
 Writes go through happybase (Thrift1 ``mutateRows``, one call per table per batch).  Drawer scans go through
 Thrift2's ``getScannerResults``, which opens, reads and closes a scan in one call (happybase needs about
-four); the 10 drawer prefixes of a query are grouped by region, one scan per region, in parallel.
-docs/benchmarks.md has the measurements behind both choices.
+four); the 10 drawer prefixes of a query are grouped by region, one scan per region, in parallel.  Concurrent
+queries, and concurrent writes, share their HBase calls (simhash_server.coalesce): under load, one scan per
+region answers many queries.  docs/benchmarks.md has the measurements behind these choices.
 
 Tables (see simhash_schema.tables): drawers (13-byte keys, empty value), fp2docs (fingerprint -> one column
 per document id, whose value is the document's verification sketch, empty for a document indexed by
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import bisect
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -37,9 +38,10 @@ from simhash_schema import (
     key_only_multi_range,
     table_exists,
 )
+from simhash_server.coalesce import Coalescer
 from simhash_server.drawers import LAYOUT, drawer_keys, drawer_prefixes
 from simhash_server.fingerprint import FINGERPRINT_VERSION
-from simhash_server.metrics import CANDIDATES
+from simhash_server.metrics import BATCH_CALLS, CANDIDATES
 from simhash_server.pool import ConnectionPool, StoreError, close_quietly
 from simhash_server.sketch import readable, similarity
 
@@ -75,6 +77,15 @@ class Document(NamedTuple):
     sketch: bytes = b""
 
 
+class _Near(NamedTuple):
+    """A stored document near a probe, with the sketch stored beside its id (empty without one)."""
+
+    doc_id: str
+    simhash: int
+    distance: int
+    sketch: bytes
+
+
 @dataclass(frozen=True, slots=True)
 class Hit:
     doc_id: str
@@ -101,6 +112,11 @@ class StoreConfig:
     timeout_ms: int = 10_000
     retries: int = 2
     wal: bool = True
+    # Concurrent calls share HBase calls (simhash_server.coalesce): at most this many batches at once, of
+    # at most this many queries or documents each.  docs/benchmarks.md has the measurements.
+    lanes: int = 2
+    batch_queries: int = 32
+    batch_documents: int = 1_000
 
 
 def check_doc_id(doc_id: str) -> bytes:
@@ -150,6 +166,12 @@ class IndexStore:
             config.retries,
         )
         self._scans = ThreadPoolExecutor(max_workers=config.pool_size, thread_name_prefix="drawer-scan")
+        self._nearby: Coalescer[tuple[int, int], list[_Near]] = Coalescer(
+            self._near_many, config.batch_queries, config.lanes, BATCH_CALLS.labels("queries").observe
+        )
+        self._writes: Coalescer[list[Document], int] = Coalescer(
+            self._write_many, config.batch_documents, config.lanes, BATCH_CALLS.labels("writes").observe
+        )
         self.meta: IndexMeta | None = None
         self._regions: tuple[float, list[bytes]] | None = None
 
@@ -185,16 +207,29 @@ class IndexStore:
     def index_many(self, items: Iterable[Document | tuple[str, int]], deadline: float | None = None) -> int:
         """Upsert documents; the last entry wins for a repeated id.  Returns the number of documents.
 
-        A document given without a sketch replaces any sketch stored for it: it can no longer be verified."""
-        final: dict[bytes, int] = {}
-        sketches: dict[bytes, bytes] = {}
+        A document given without a sketch replaces any sketch stored for it: it can no longer be verified.
+        Concurrent calls are written together (one batch of HBase calls); each returns once its own
+        documents are stored."""
+        final: dict[bytes, Document] = {}
         for item in items:
             doc = Document(*item)
-            key = check_doc_id(doc.doc_id)
-            final[key] = check_fingerprint(doc.simhash)
-            sketches[key] = doc.sketch
+            final[check_doc_id(doc.doc_id)] = doc
+            check_fingerprint(doc.simhash)
         if not final:
             return 0
+        documents = list(final.values())
+        self._writes.submit(documents, len(documents), deadline)
+        return len(documents)
+
+    def _write_many(self, calls: list[list[Document]], deadline: float | None) -> list[int]:
+        """One batch of writes for the documents of several calls (later calls win for a repeated id)."""
+        final: dict[bytes, int] = {}
+        sketches: dict[bytes, bytes] = {}
+        for documents in calls:
+            for doc in documents:
+                key = doc.doc_id.encode("utf-8")
+                final[key] = doc.simhash
+                sketches[key] = doc.sketch
         old = self._stored_fingerprints(list(final), deadline)
         moved = {doc: old[doc] for doc, fp in final.items() if doc in old and old[doc] != fp}
         wal = self.config.wal
@@ -216,7 +251,7 @@ class IndexStore:
                     batch.put(doc, {_FP_COLUMN: _fp_bytes(fp)})
 
         self.thrift1.run(write, deadline=deadline)
-        return len(final)
+        return [len(documents) for documents in calls]
 
     def delete(self, doc_ids: Sequence[str], deadline: float | None = None) -> int:
         """Remove documents; returns how many existed.  Unknown ids are not an error."""
@@ -272,20 +307,35 @@ class IndexStore:
             start = results[-1].row + b"\x00"
 
     def candidates(self, fp: int, deadline: float | None = None) -> set[int]:
-        """Every stored fingerprint sharing a drawer with ``fp``.
+        """Every stored fingerprint sharing a drawer with ``fp``."""
+        return self._candidates_many([check_fingerprint(fp)], deadline)[0]
 
-        The 10 drawer prefixes are grouped by the region holding them, and each group is read by one scan
-        (a MultiRowRangeFilter over its prefixes), the groups in parallel: as many Thrift calls as regions
-        touched, not 10.  Region boundaries are only a hint: a stale one costs speed, never a row.
+    def _candidates_many(self, fps: Sequence[int], deadline: float | None) -> list[set[int]]:
+        """For each fingerprint, every stored fingerprint sharing a drawer with it.
+
+        The drawer prefixes of all of them are grouped by the region holding them, and each group is read by
+        one scan (a MultiRowRangeFilter over its prefixes), the groups in parallel: as many Thrift calls as
+        regions touched, however many fingerprints.  Region boundaries are only a hint: a stale one costs
+        speed, never a row.
         """
+        owners: dict[bytes, list[int]] = {}
+        for n, fp in enumerate(fps):
+            for prefix in drawer_prefixes(fp):
+                owners.setdefault(prefix, []).append(n)
         groups: dict[int, list[bytes]] = {}
         starts = self._region_starts(deadline)
-        for prefix in drawer_prefixes(fp):
+        for prefix in sorted(owners):
             groups.setdefault(bisect.bisect_right(starts, prefix), []).append(prefix)
-        futures = [self._scans.submit(self._scan_prefixes, sorted(group), deadline) for group in groups.values()]
-        found: set[int] = set()
+        *others, last = groups.values()
+        futures = [self._scans.submit(self._scan_prefixes, group, deadline) for group in others]
+        keys = self._scan_prefixes(last, deadline)  # the last group in this thread: one hand-off fewer
         for future in futures:
-            found.update(future.result())
+            keys.extend(future.result())
+        found: list[set[int]] = [set() for _ in fps]
+        for key in keys:
+            candidate = int.from_bytes(key[5:], "big")
+            for n in owners[key[:5]]:
+                found[n].add(candidate)
         return found
 
     def _region_starts(self, deadline: float | None) -> list[bytes]:
@@ -299,8 +349,8 @@ class IndexStore:
         self._regions = (time.monotonic(), starts)
         return starts
 
-    def _scan_prefixes(self, prefixes: list[bytes], deadline: float | None) -> list[int]:
-        """Fingerprints under sorted 5-byte drawer prefixes, keys only, one Thrift2 call per 10,000 rows."""
+    def _scan_prefixes(self, prefixes: list[bytes], deadline: float | None) -> list[bytes]:
+        """Drawer row keys under sorted 5-byte prefixes, keys only, one Thrift2 call per 10,000 rows."""
         t = hbase2()
         table = self._names["drawers"]
         # stop = prefix + ff*9 sorts after every 13-byte key under the prefix and shares its 5 bytes, so the
@@ -310,7 +360,7 @@ class IndexStore:
             filters = {"filterString": b"KeyOnlyFilter()"}
         else:
             filters = {"filterBytes": key_only_multi_range(ranges)}
-        out: list[int] = []
+        out: list[bytes] = []
         start, stop = ranges[0][0], ranges[-1][1]
         while True:
             # PREAD: positional reads suit short scans.
@@ -323,30 +373,42 @@ class IndexStore:
                 **filters,
             )
             results = self.thrift2.run(lambda c, s=scan: c.getScannerResults(table, s, _SCAN_PAGE), deadline=deadline)
-            out.extend(int.from_bytes(r.row[5:], "big") for r in results)
+            out.extend(r.row for r in results)
             if len(results) < _SCAN_PAGE:
                 return out
             start = results[-1].row + b"\x00"
 
-    def _near_documents(
-        self, fp: int, max_distance: int, deadline: float | None
-    ) -> Iterator[tuple[str, int, int, bytes]]:
-        """(doc_id, fingerprint, distance, stored sketch) of every document whose fingerprint shares a drawer
-        with ``fp`` and is within ``max_distance`` of it."""
+    def _near_documents(self, fp: int, max_distance: int, deadline: float | None) -> list[_Near]:
+        """Every document whose fingerprint shares a drawer with ``fp`` and is within ``max_distance`` of it.
+
+        Concurrent lookups are answered together: one set of drawer scans and one fp2docs read for all."""
         check_fingerprint(fp)
-        found = self.candidates(fp, deadline)
-        CANDIDATES.observe(len(found))
-        near = {c: d for c in found if (d := (c ^ fp).bit_count()) <= max_distance}
-        if not near:
-            return
+        return self._nearby.submit((fp, max_distance), deadline=deadline)
+
+    def _near_many(self, probes: list[tuple[int, int]], deadline: float | None) -> list[list[_Near]]:
+        found = self._candidates_many([fp for fp, _ in probes], deadline)
+        near: list[dict[int, int]] = []
+        for (fp, max_distance), candidates in zip(probes, found, strict=True):
+            CANDIDATES.observe(len(candidates))
+            near.append({c: d for c in candidates if (d := (c ^ fp).bit_count()) <= max_distance})
+        wanted = sorted({c for each in near for c in each})
+        if not wanted:
+            return [[] for _ in probes]
 
         def read(conn: happybase.Connection) -> list[tuple[bytes, dict[bytes, bytes]]]:
-            return conn.table(self._names["fp2docs"]).rows([_fp_bytes(c) for c in near])
+            return conn.table(self._names["fp2docs"]).rows([_fp_bytes(c) for c in wanted])
 
-        for row, columns in self.thrift1.run(read, deadline=deadline):  # orphans come back empty: skipped
-            candidate = int.from_bytes(row, "big")
-            for column, value in columns.items():
-                yield column[2:].decode("utf-8"), candidate, near[candidate], value
+        documents = {  # orphans (no documents left) come back empty: skipped
+            int.from_bytes(row, "big"): columns for row, columns in self.thrift1.run(read, deadline=deadline)
+        }
+        return [
+            [
+                _Near(column[2:].decode("utf-8"), candidate, distance, sketch)
+                for candidate, distance in each.items()
+                for column, sketch in documents.get(candidate, {}).items()
+            ]
+            for each in near
+        ]
 
     def query(
         self, fp: int, max_distance: int = MAX_DISTANCE, limit: int | None = None, deadline: float | None = None

@@ -1,11 +1,31 @@
-"""Exactness on real HBase: 100,000 random fingerprints plus planted neighbours, checked against brute force."""
+"""Exactness on real HBase: 100,000 random fingerprints plus planted neighbours, checked against brute force,
+one query at a time and with many at once (concurrent queries share their drawer scans)."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
+
 import numpy as np
+import pytest
+
+from simhash_server.metrics import BATCH_CALLS
+from simhash_server.store import IndexStore
 
 N_RANDOM = 100_000
 N_PROBES = 40
+
+
+class Loaded(NamedTuple):
+    store: IndexStore
+    probes: list[int]
+    ids: list[str]
+    fps: np.ndarray
+    planted: dict[str, tuple[int, int]]  # doc id -> (probe index, distance)
+
+    def expected(self, probe: int) -> list[tuple[int, str]]:
+        distances = np.bitwise_count(self.fps ^ np.uint64(probe))
+        return sorted((int(distances[i]), self.ids[i]) for i in np.nonzero(distances <= 3)[0])
 
 
 def _flip_bits(rng: np.random.Generator, fp: int, k: int) -> int:
@@ -14,33 +34,64 @@ def _flip_bits(rng: np.random.Generator, fp: int, k: int) -> int:
     return fp
 
 
-def test_drawer_index_finds_exactly_what_brute_force_finds(make_index) -> None:
+def _batches_observed(kind: str) -> tuple[float, float]:
+    """(batches, calls) the store's coalescer has reported so far for ``kind``."""
+    samples = {s.name: s.value for metric in BATCH_CALLS.collect() for s in metric.samples if s.labels["kind"] == kind}
+    return samples.get("simhash_store_batch_calls_count", 0.0), samples.get("simhash_store_batch_calls_sum", 0.0)
+
+
+@pytest.fixture(scope="module")
+def loaded(make_index) -> Loaded:
     store = make_index(regions=8, wal=False, pool_size=8)
     rng = np.random.default_rng(20261121)
     random_fps = [int(v) for v in rng.integers(0, 2**64, size=N_RANDOM, dtype=np.uint64)]
     probes = [int(v) for v in rng.integers(0, 2**64, size=N_PROBES, dtype=np.uint64)]
-    planted: dict[str, tuple[int, int]] = {}  # doc id -> (probe index, distance)
+    planted: dict[str, tuple[int, int]] = {}
     items = [(f"r{i}", fp) for i, fp in enumerate(random_fps)]
     for p, probe in enumerate(probes):
         for distance in (0, 1, 2, 3, 4, 5, 6):
             doc = f"p{p}d{distance}"
             planted[doc] = (p, distance)
             items.append((doc, _flip_bits(rng, probe, distance)))
-    for start in range(0, len(items), 5000):
-        store.index_many(items[start : start + 5000])
+    with ThreadPoolExecutor(4) as pool:  # concurrent writers: their batches may be written together
+        list(pool.map(store.index_many, (items[start : start + 5000] for start in range(0, len(items), 5000))))
+    ids = [doc for doc, _ in items]
+    return Loaded(store, probes, ids, np.array([fp for _, fp in items], dtype=np.uint64), planted)
 
-    all_ids = [doc for doc, _ in items]
-    all_fps = np.array([fp for _, fp in items], dtype=np.uint64)
-    for p, probe in enumerate(probes):
-        hits = store.query(probe)
-        distances = np.bitwise_count(all_fps ^ np.uint64(probe))
-        expected = sorted((int(distances[i]), all_ids[i]) for i in np.nonzero(distances <= 3)[0])
-        assert [(h.distance, h.doc_id) for h in hits] == expected
+
+def test_drawer_index_finds_exactly_what_brute_force_finds(loaded: Loaded) -> None:
+    for p, probe in enumerate(loaded.probes):
+        hits = loaded.store.query(probe)
+        assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
         found = {h.doc_id for h in hits}
-        for doc, (q, distance) in planted.items():
+        for doc, (q, distance) in loaded.planted.items():
             if q == p:
                 assert (doc in found) == (distance <= 3), (doc, distance)
-    # Random probes against random data: neighbours exist only where planted.
-    assert sum(len(store.query(probe, max_distance=3)) for probe in probes) == 4 * N_PROBES + sum(
-        1 for p in probes for fp in random_fps if (fp ^ p).bit_count() <= 3
-    )
+    # every document landed, whichever writer's batch carried it
+    assert loaded.store.count_documents() == len(loaded.ids)
+
+
+def test_concurrent_queries_share_scans_and_each_gets_its_own_answer(loaded: Loaded) -> None:
+    probes = loaded.probes * 5  # 200 queries from 32 threads, each probe's answer checked
+    batches_before, calls_before = _batches_observed("queries")
+    with ThreadPoolExecutor(32) as pool:
+        answers = list(pool.map(loaded.store.query, probes))
+    for probe, hits in zip(probes, answers, strict=True):
+        assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
+    batches, calls = _batches_observed("queries")
+    assert calls - calls_before == len(probes)
+    assert batches - batches_before < len(probes)  # some queries shared a batch of scans
+
+
+def test_concurrent_single_document_writes_all_land(loaded: Loaded) -> None:
+    store, rng = loaded.store, np.random.default_rng(7)
+    writes = [(f"w{i}", int(v)) for i, v in enumerate(rng.integers(0, 2**64, size=300, dtype=np.uint64))]
+    batches_before, calls_before = _batches_observed("writes")
+    with ThreadPoolExecutor(32) as pool:
+        assert list(pool.map(lambda item: store.index_many([item]), writes)) == [1] * len(writes)
+    batches, calls = _batches_observed("writes")
+    assert calls - calls_before == len(writes)
+    assert batches - batches_before < len(writes)
+    for doc, fp in writes:
+        assert store.get(doc) == fp
+        assert (doc, fp, 0) in [(h.doc_id, h.simhash, h.distance) for h in store.query(fp, max_distance=0)]

@@ -1,0 +1,121 @@
+"""Concurrent calls run as one batched call: the store's fixed cost per HBase call is paid once per batch.
+
+Every Thrift call costs CPU in this process, the gateway and the region server whatever it carries, and on
+a busy server that fixed cost is most of a small call (docs/benchmarks.md, gRPC).  A ``Coalescer`` lets
+concurrent callers share it: each call queues its item, and a caller that finds a free lane takes the
+queued items (its own among them when it can) and runs them as one batch, while the others wait.  Nothing
+waits for a batch to fill: a lone caller runs at once, alone, so the added latency without load is nil,
+and under load the batches grow by themselves while the lanes are busy.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
+
+__all__ = ["Coalescer", "DeadlinePassed"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class DeadlinePassed(TimeoutError):
+    """The caller's deadline passed while its item waited or ran."""
+
+
+class _Pending(Generic[T, R]):
+    __slots__ = ("deadline", "done", "error", "item", "result", "size", "taken", "wake")
+
+    def __init__(self, item: T, size: int, deadline: float | None, lock: threading.Lock) -> None:
+        self.item, self.size, self.deadline = item, size, deadline
+        self.wake = threading.Condition(lock)  # one per caller: a finished batch wakes only its own callers
+        self.taken = self.done = False
+        self.result: R | None = None
+        self.error: BaseException | None = None
+
+
+class Coalescer(Generic[T, R]):
+    """``submit(item)`` returns ``run_batch(items)[i]`` for its item, sharing the call with concurrent items.
+
+    ``run_batch(items, deadline)`` must return one result per item, in order; an exception it raises is
+    raised to every caller in that batch.  A batch holds up to ``max_size`` (summed over the items' sizes;
+    an item larger than that runs alone); at most ``lanes`` batches run at once.  The batch's deadline is
+    the latest of its callers' (None when one has none); a caller whose own deadline passes first gets
+    DeadlinePassed, while the batch finishes for the others.
+    """
+
+    def __init__(
+        self,
+        run_batch: Callable[[list[T], float | None], Sequence[R]],
+        max_size: int,
+        lanes: int,
+        observe: Callable[[int], None] | None = None,
+    ) -> None:
+        if max_size < 1:
+            raise ValueError(f"max_size must be >= 1, got {max_size}")
+        if lanes < 1:
+            raise ValueError(f"lanes must be >= 1, got {lanes}")
+        self._run_batch = run_batch
+        self._observe = observe  # told each batch's number of calls
+        self.max_size, self.lanes = max_size, lanes
+        self._queue: deque[_Pending[T, R]] = deque()
+        self._busy = 0
+        self._lock = threading.Lock()
+
+    def submit(self, item: T, size: int = 1, deadline: float | None = None) -> R:
+        mine: _Pending[T, R] = _Pending(item, size, deadline, self._lock)
+        with self._lock:
+            self._queue.append(mine)
+            while not mine.done:
+                if not mine.taken and self._busy < self.lanes:
+                    self._lead()
+                    continue
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    if not mine.taken:
+                        self._queue.remove(mine)
+                        if self._queue and self._busy < self.lanes:  # it may have been woken to lead
+                            self._queue[0].wake.notify()
+                    raise DeadlinePassed("the deadline passed while the call waited for HBase")
+                mine.wake.wait(remaining)
+        if mine.error is not None:
+            raise mine.error
+        return mine.result  # type: ignore[return-value]
+
+    def _lead(self) -> None:
+        """Run one batch from the front of the queue; called and returns with the lock held."""
+        batch: list[_Pending[T, R]] = []
+        total = 0
+        while self._queue and (not batch or total + self._queue[0].size <= self.max_size):
+            pending = self._queue.popleft()
+            pending.taken = True
+            batch.append(pending)
+            total += pending.size
+        deadlines = [p.deadline for p in batch]
+        deadline = None if None in deadlines else max(d for d in deadlines if d is not None)
+        self._busy += 1
+        self._lock.release()
+        if self._observe is not None:
+            self._observe(len(batch))
+        try:
+            results: Sequence[R] = self._run_batch([p.item for p in batch], deadline)
+            if len(results) != len(batch):
+                raise RuntimeError(f"batch of {len(batch)} items gave {len(results)} results")
+            for pending, result in zip(batch, results, strict=True):
+                pending.result = result
+        except BaseException as exc:  # every caller of the batch hears of it
+            for pending in batch:
+                pending.error = exc
+            if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: the leader's own to raise
+                raise
+        finally:
+            self._lock.acquire()
+            self._busy -= 1
+            for pending in batch:
+                pending.done = True
+                pending.wake.notify()
+            if self._queue:  # a lane is free: the longest waiting caller leads the next batch
+                self._queue[0].wake.notify()
