@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
+NATIVE := $(VENV)/.native
 JARS := deploy/hbase-local/target/lib/.complete
 PYTEST_ARGS ?=
 
@@ -37,17 +38,26 @@ deps:
 	command -v java >/dev/null || missing="$$missing openjdk-17-jdk-headless"; \
 	command -v mvn >/dev/null || missing="$$missing maven"; \
 	$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
+	if ! command -v cargo >/dev/null; then \
+	  echo "cargo (Rust, e.g. from rustup) is needed to build server/native (the fingerprinting extension)" >&2; exit 1; \
+	fi; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" != 0 ]; then echo "need root (or install by hand):$$missing" >&2; exit 1; fi; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-install: $(INSTALLED)
+install: $(INSTALLED) $(NATIVE)
 $(INSTALLED): pyproject.toml | deps
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[server,test]'
+	touch $@
+
+# The Rust fingerprinting extension (maturin from PyPI, crates from crates.io; about a minute once).
+$(NATIVE): $(INSTALLED) server/native/Cargo.toml server/native/Cargo.lock server/native/pyproject.toml \
+		server/native/src/lib.rs
+	$(BIN)/pip install -q ./server/native
 	touch $@
 
 jars: $(JARS)

@@ -23,6 +23,7 @@ from corpus import load_corpus
 from eval_accuracy import simhash_package
 
 from simhash_server.fingerprint import fingerprint
+from simhash_server.native import fingerprinter
 from simhash_server.normalize import normalize
 from simhash_server.tokens import tokenize
 
@@ -94,23 +95,39 @@ def main() -> None:
     args = parser.parse_args()
     docs = one_kb_docs(args.docs)
     mb = sum(len(d.encode()) for d in docs) / 1e6
+    native = fingerprinter()
+    if native is None:
+        sys.exit("simhash_native is not installed: `make install` builds it (server/native)")
     same = sum(tokenize(normalize(d)) == jieba_tokens(normalize(d)) for d in docs)
+    same_native = sum(native.tokenize(normalize(d)) == jieba_tokens(normalize(d)) for d in docs)
+    equal = sum(fingerprint(d) == fingerprint(d, native=False) for d in docs)
     Simhash = simhash_package()
     fingerprint(docs[0]), Simhash(docs[0])  # warm both (IDF table, jieba dictionary)
-    ours = package = 0.0
+    ours = python = package = 0.0
     for _ in range(args.rounds):  # interleave, keep each one's best
         ours = max(ours, best_rate(fingerprint, docs, 1))
+        python = max(python, best_rate(lambda d: fingerprint(d, native=False), docs, 1))
         package = max(package, best_rate(lambda d: Simhash(d).value, docs, 1))
+    stages = {
+        "normalize (Python's unicodedata)": best_rate(normalize, docs, args.rounds),
+        "tokens + features + SimHash in Rust, on normalised text": best_rate(
+            native.fingerprint, [normalize(d) for d in docs], args.rounds
+        ),
+    }
     per_doc_mb = mb / len(docs)
     print(
         f"documents: {len(docs)} Chinese, {mb * 1e6 / len(docs):.0f} bytes on average; "
-        f"tokens identical to jieba's for {same} of {len(docs)}"
+        f"tokens identical to jieba's for {same} of {len(docs)} (Python path), {same_native} (Rust path); "
+        f"fingerprints of the two paths identical for {equal} of {len(docs)}"
     )
     print("| implementation (1 core) | docs/s | MB/s |")
     print("|---|---|---|")
-    print(f"| simhash-index | {ours:,.0f} | {ours * per_doc_mb:.2f} |")
+    print(f"| simhash-index (Rust path, the default) | {ours:,.0f} | {ours * per_doc_mb:.2f} |")
+    print(f"| simhash-index, Python path | {python:,.0f} | {python * per_doc_mb:.2f} |")
     print(f"| simhash package {Simhash.__module__} | {package:,.0f} | {package * per_doc_mb:.2f} |")
-    print(f"ratio simhash-index / simhash package: {ours / package:.1f}x")
+    print(f"ratio simhash-index / simhash package: {ours / package:.1f}x (Python path: {python / package:.1f}x)")
+    for stage, rate in stages.items():
+        print(f"stage: {stage}: {1e6 / rate:.1f} µs per document")
     for workers in (1, 2):
         rate = workers_rate(docs, workers)
         print(f"simhash-index fingerprint --workers {workers}: {rate:,.0f} docs/s (process start-up included)")

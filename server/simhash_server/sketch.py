@@ -65,7 +65,10 @@ def _probe_table(bins: int) -> np.ndarray:
 
 def shingle_hashes(tokens: list[str]) -> np.ndarray:
     """A 64-bit hash per word 3-shingle, in order (one for a text of fewer than 3 tokens)."""
-    h = token_hashes(tokens)
+    return _shingles(token_hashes(tokens))
+
+
+def _shingles(h: np.ndarray) -> np.ndarray:
     if h.size < 3:
         combined = np.array([h.size], dtype=np.uint64)  # arrays, not scalars: numpy wraps arrays silently
         for value in h:
@@ -78,10 +81,14 @@ def bin_minima(tokens: list[str], bins: int = SKETCH_BINS) -> np.ndarray:
     """The densified one-permutation MinHash of a tokenised text: ``bins`` uint64 minima.
 
     ``bins`` is a power of two; the stored sketch uses SKETCH_BINS (the evaluation tries others)."""
+    return _bin_minima(token_hashes(tokens), bins)
+
+
+def _bin_minima(token_hashes: np.ndarray, bins: int) -> np.ndarray:
     if not 2 <= bins <= 1 << 16 or bins & (bins - 1):
         raise ValueError(f"bins must be a power of two from 2 to 65536, got {bins}")
     bin_bits = bins.bit_length() - 1
-    hashed = fmix64(shingle_hashes(tokens) ^ _SEED)
+    hashed = fmix64(_shingles(token_hashes) ^ _SEED)
     which = (hashed >> np.uint64(64 - bin_bits)).astype(np.intp)
     mins = np.full(bins, _EMPTY, dtype=np.uint64)
     np.minimum.at(mins, which, hashed & np.uint64((1 << (64 - bin_bits)) - 1))
@@ -105,7 +112,12 @@ def bin_minima(tokens: list[str], bins: int = SKETCH_BINS) -> np.ndarray:
 
 def sketch(tokens: list[str]) -> bytes:
     """The stored sketch (SKETCH_BYTES bytes) of a tokenised text."""
-    low_bits = bin_minima(tokens) & np.uint64(0xFF)
+    return sketch_of_hashes(token_hashes(tokens))
+
+
+def sketch_of_hashes(token_hashes: np.ndarray) -> bytes:
+    """The stored sketch from the tokens' XXH3-64 hashes (as features.token_hashes gives them)."""
+    low_bits = _bin_minima(token_hashes, SKETCH_BINS) & np.uint64(0xFF)
     return bytes([SKETCH_FORMAT]) + low_bits.astype(np.uint8).tobytes()
 
 

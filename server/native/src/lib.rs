@@ -1,0 +1,275 @@
+//! The token-to-fingerprint loop of simhash-index (steps 2-4 of the pipeline), in Rust.
+//!
+//! It computes exactly what `simhash_server.tokens`, `.features` (the default `blend-tfidf` recipe) and
+//! `.simhash` compute in Python, so a fingerprint never depends on which path made it.  The parts whose
+//! rules live in Python's Unicode database come from Python, so the two cannot drift apart:
+//! - the text arrives already normalised (`simhash_server.normalize`: NFKC, case folding); what this crate
+//!   does for that step is only to replace each character by its NFKD decomposition, from a table Python
+//!   builds (see `decompose`), which leaves Python's NFKC less to do and never changes its result;
+//! - each code point's class (separator, Han, other ideograph, word character) is a table Python builds
+//!   from its own regular expression;
+//! - the IDF table is jieba's, parsed by Python.
+//! Han runs are segmented by jieba-rs 0.11.0, the version rjieba 0.2.2 wraps (jieba's tokens on Han runs).
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use jieba_rs::Jieba;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use xxhash_rust::xxh3::xxh3_64;
+
+const SEPARATOR: u8 = 0;
+const HAN: u8 = 1;
+const OTHER_IDEOGRAPH: u8 = 2;
+const WORD: u8 = 3;
+const CODE_POINTS: usize = 0x110000;
+const DECOMPOSES: u8 = 0x80; // flag beside the class: the character's NFKD differs from it
+
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+const SKIP: u64 = 0xD6E8_FEB8_6659_FD93;
+const MAX_EXACT: i64 = 1 << 53; // the Python side's float64 sums are exact below this
+
+/// MurmurHash3's 64-bit finaliser (the same as `simhash_server.features.fmix64`).
+fn fmix64(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xC4CE_B9FE_1A85_EC53);
+    x ^ (x >> 33)
+}
+
+/// A Hasher for keys that already are XXH3-64 hashes: it passes the key through.
+#[derive(Default)]
+struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u64 keys are hashed")
+    }
+    fn write_u64(&mut self, key: u64) {
+        self.0 = key;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// jieba's IDF table keyed by the token's XXH3-64 (computed anyway); the token is kept and compared, so a
+/// hash collision can never lend a token another's IDF.
+type IdfTable = HashMap<u64, (Box<str>, i64), BuildHasherDefault<PassThrough>>;
+
+/// BIT_MASKS[byte][j] is all ones where bit j of byte is set: a branch-free, vectorisable per-bit sum.
+const BIT_MASKS: [[i64; 8]; 256] = {
+    let mut table = [[0i64; 8]; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let mut j = 0;
+        while j < 8 {
+            table[byte][j] = -(((byte >> j) & 1) as i64);
+            j += 1;
+        }
+        byte += 1;
+    }
+    table
+};
+
+/// Per-bit weighted sums of Charikar's SimHash, and the distinct feature hashes seen.
+struct Accumulator {
+    ones: [i64; 64],
+    total: i64,
+    seen: Vec<u64>,
+}
+
+impl Accumulator {
+    fn with_capacity(features: usize) -> Self {
+        Accumulator { ones: [0; 64], total: 0, seen: Vec::with_capacity(features) }
+    }
+
+    fn add(&mut self, hash: u64, weight: i64) {
+        for (k, byte) in hash.to_le_bytes().into_iter().enumerate() {
+            let masks = &BIT_MASKS[byte as usize];
+            for j in 0..8 {
+                self.ones[8 * k + j] += weight & masks[j];
+            }
+        }
+        self.total += weight;
+        self.seen.push(hash);
+    }
+
+    /// (fingerprint, distinct features): bit i is 1 where the features with bit i outweigh those without.
+    fn finish(mut self) -> PyResult<(u64, usize)> {
+        if self.total >= MAX_EXACT {
+            return Err(PyValueError::new_err("feature weights too large to sum exactly"));
+        }
+        let mut value = 0u64;
+        for (bit, ones) in self.ones.iter().enumerate() {
+            if 2 * ones - self.total > 0 {
+                value |= 1 << bit;
+            }
+        }
+        self.seen.sort_unstable();
+        self.seen.dedup();
+        Ok((value, self.seen.len()))
+    }
+}
+
+#[pyclass(frozen)]
+struct Fingerprinter {
+    jieba: Jieba,
+    classes: Vec<u8>,
+    decompositions: HashMap<char, String>,
+    idf: IdfTable,
+    median_idf: i64,
+}
+
+impl Fingerprinter {
+    fn class(&self, ch: char) -> u8 {
+        self.classes[ch as usize] & !DECOMPOSES
+    }
+
+    /// The tokens of a normalised text, in order (`simhash_server.tokens.tokenize`).
+    fn tokens<'a>(&self, text: &'a str) -> Vec<&'a str> {
+        let mut out = Vec::new();
+        let mut chars = text.char_indices().peekable();
+        while let Some((start, ch)) = chars.next() {
+            let class = self.class(ch);
+            let mut end = start + ch.len_utf8();
+            match class {
+                SEPARATOR => continue,
+                OTHER_IDEOGRAPH => out.push(&text[start..end]), // one token each
+                _ => {
+                    while let Some(&(at, next)) = chars.peek() {
+                        if self.class(next) != class {
+                            break;
+                        }
+                        end = at + next.len_utf8();
+                        chars.next();
+                    }
+                    let run = &text[start..end];
+                    if class == HAN {
+                        out.extend(self.jieba.cut(run, true).into_iter().map(|token| token.word));
+                    } else {
+                        out.push(run);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The `blend-tfidf` features of the tokens: unigrams 2 x IDF, bigrams 3 x and skip-bigrams 2 x the
+    /// smaller IDF of their pair.
+    fn blend_tfidf(&self, hashes: &[u64], idfs: &[i64]) -> Accumulator {
+        let n = hashes.len();
+        let mut acc = Accumulator::with_capacity(3 * n);
+        for i in 0..n {
+            acc.add(hashes[i], 2 * idfs[i]);
+        }
+        for i in 0..n.saturating_sub(1) {
+            acc.add(fmix64(hashes[i].wrapping_mul(GOLDEN) ^ hashes[i + 1]), 3 * idfs[i].min(idfs[i + 1]));
+        }
+        for i in 0..n.saturating_sub(2) {
+            acc.add(fmix64(hashes[i].wrapping_mul(GOLDEN) ^ hashes[i + 2] ^ SKIP), 2 * idfs[i].min(idfs[i + 2]));
+        }
+        acc
+    }
+}
+
+#[pymethods]
+impl Fingerprinter {
+    /// `classes`: one byte per code point (0 separator, 1 Han, 2 other ideograph, 3 word character);
+    /// `idf`: jieba's IDF x 100 as integers; `median_idf`: the weight of a token the table lacks;
+    /// `decompositions`: NFKD of every code point whose NFKD differs from it.
+    #[new]
+    fn new(
+        classes: &[u8],
+        idf: HashMap<String, i64>,
+        median_idf: i64,
+        decompositions: HashMap<char, String>,
+    ) -> PyResult<Self> {
+        if classes.len() != CODE_POINTS {
+            return Err(PyValueError::new_err(format!(
+                "classes must have one byte per code point ({CODE_POINTS}), got {}",
+                classes.len()
+            )));
+        }
+        if let Some(bad) = classes.iter().find(|&&c| c > WORD) {
+            return Err(PyValueError::new_err(format!("unknown character class {bad}")));
+        }
+        let words = idf.len();
+        let idf: IdfTable =
+            idf.into_iter().map(|(token, value)| (xxh3_64(token.as_bytes()), (token.into(), value))).collect();
+        if idf.len() != words {
+            return Err(PyValueError::new_err("two words of the IDF table share an XXH3-64 hash"));
+        }
+        let mut classes = classes.to_vec();
+        for ch in decompositions.keys() {
+            classes[*ch as usize] |= DECOMPOSES;
+        }
+        Ok(Fingerprinter { jieba: Jieba::new(), classes, decompositions, idf, median_idf })
+    }
+
+    /// Each character replaced by its NFKD decomposition, or None when no character has one.
+    ///
+    /// NFKC(decompose(t)) == NFKC(t) for every t: NFKC composes the canonically reordered full
+    /// decomposition, and decomposing first does not change that decomposition.  Python's NFKC returns at
+    /// once from its quick check when the decomposed text is already NFKC (full-width punctuation, the
+    /// common case in Chinese text), instead of decomposing and composing the whole text itself.
+    fn decompose(&self, py: Python<'_>, text: &str) -> Option<String> {
+        py.detach(|| {
+            let first = text.char_indices().find(|(_, ch)| self.classes[*ch as usize] & DECOMPOSES != 0)?.0;
+            let mut out = String::with_capacity(text.len() + 16);
+            out.push_str(&text[..first]);
+            for ch in text[first..].chars() {
+                if self.classes[ch as usize] & DECOMPOSES != 0 {
+                    out.push_str(&self.decompositions[&ch]);
+                } else {
+                    out.push(ch);
+                }
+            }
+            Some(out)
+        })
+    }
+
+    /// The tokens of a normalised text (for tests and tools; `fingerprint` does not build them).
+    fn tokenize(&self, py: Python<'_>, normalized: &str) -> Vec<String> {
+        py.detach(|| self.tokens(normalized).into_iter().map(str::to_owned).collect())
+    }
+
+    /// (fingerprint, distinct features, token hashes or None) of a normalised text.  With `token_hashes`,
+    /// the XXH3-64 of each token comes back as little-endian uint64 bytes (the sketch is made from them).
+    #[pyo3(signature = (normalized, token_hashes = false))]
+    fn fingerprint<'py>(
+        &self,
+        py: Python<'py>,
+        normalized: &str,
+        token_hashes: bool,
+    ) -> PyResult<(u64, usize, Option<Bound<'py, PyBytes>>)> {
+        let (value, distinct, hashes) = py.detach(|| {
+            let tokens = self.tokens(normalized);
+            let hashes: Vec<u64> = tokens.iter().map(|t| xxh3_64(t.as_bytes())).collect();
+            let idfs: Vec<i64> = tokens
+                .iter()
+                .zip(&hashes)
+                .map(|(token, hash)| match self.idf.get(hash) {
+                    Some((known, idf)) if **known == **token => *idf,
+                    _ => self.median_idf,
+                })
+                .collect();
+            self.blend_tfidf(&hashes, &idfs).finish().map(|(value, distinct)| (value, distinct, hashes))
+        })?;
+        let hashes = token_hashes.then(|| {
+            let bytes: Vec<u8> = hashes.iter().flat_map(|h| h.to_le_bytes()).collect();
+            PyBytes::new(py, &bytes)
+        });
+        Ok((value, distinct, hashes))
+    }
+}
+
+#[pymodule]
+fn simhash_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Fingerprinter>()?;
+    Ok(())
+}

@@ -1,0 +1,140 @@
+"""The Rust path (server/native) gives exactly what the Python pipeline gives: tokens, hashes, fingerprints,
+feature counts and sketches.  `make install` builds the extension, so its absence is a failure here."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "golden"))
+from texts import golden_texts
+
+from simhash_server.features import token_hashes
+from simhash_server.fingerprint import fingerprint
+from simhash_server.native import character_classes, decompositions, fingerprinter
+from simhash_server.normalize import normalize
+from simhash_server.tokens import _RUNS, tokenize
+
+TEXTS = golden_texts()
+
+
+@pytest.fixture(scope="module")
+def native():
+    found = fingerprinter()
+    assert found is not None, "simhash_native is not installed: `make install` builds it from server/native"
+    return found
+
+
+def test_character_classes_follow_the_tokenizers_expression() -> None:
+    table = character_classes()
+    assert len(table) == 0x110000
+    rng = np.random.default_rng(3)
+    for cp in [*range(0x3000), *range(0x3400, 0xA000, 7), *rng.integers(0, 0x110000, 20_000).tolist()]:
+        ch = chr(cp)
+        match = _RUNS.fullmatch(ch)
+        expected = 0 if match is None else 1 + [g is not None and g != "" for g in match.groups()].index(True)
+        assert table[cp] == expected, (hex(cp), table[cp], expected)
+
+
+@pytest.mark.parametrize("name", sorted(TEXTS))
+def test_golden_texts_give_the_same_everything(native, name: str) -> None:
+    text = TEXTS[name]
+    normalized = normalize(text)
+    assert native.tokenize(normalized) == tokenize(normalized)
+    fast, slow = fingerprint(text, sketch=True), fingerprint(text, sketch=True, native=False)
+    assert (fast.value, fast.features, fast.sketch) == (slow.value, slow.features, slow.sketch)
+
+
+def test_decomposing_first_never_changes_the_normal_form(native) -> None:
+    table = decompositions()
+    assert table["，"] == "," and table["ﬁ"] == "fi" and "中" not in table
+    every_decomposable = "".join(table)  # next to each other, so composition across them is exercised too
+    assert normalize(every_decomposable) == normalize(every_decomposable, native=False)
+    for ch, decomposed in table.items():
+        assert native.decompose(ch) == decomposed
+        assert normalize("a" + ch + "\u0301") == normalize("a" + ch + "\u0301", native=False), ch
+    assert native.decompose("中文 only") is None
+
+
+def test_token_hashes_come_back_as_the_python_ones(native) -> None:
+    normalized = normalize(TEXTS["zh-seed0-article"])
+    _, _, raw = native.fingerprint(normalized, True)
+    assert np.array_equal(np.frombuffer(raw, "<u8"), token_hashes(tokenize(normalized)))
+    assert native.fingerprint(normalized)[2] is None
+
+
+_PIECES = st.sampled_from(
+    [
+        "今天",
+        "天气",
+        "很好",
+        "我们",
+        "中华人民共和国",
+        "的",
+        "了",
+        "，",
+        "。",
+        "㐀",
+        "𠀀",
+        "豈",
+        "Hello",
+        "WORLD",
+        "123",
+        "٣",
+        "é",
+        "e\u0301",
+        "ß",
+        "ﬁ",
+        "Ａ",
+        "１",
+        "_",
+        " ",
+        "\n",
+        "-",
+        "😀",
+        "\u200d",
+        "ǅ",
+        "Ⅻ",
+        "²",
+        "a_b",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_PIECES, st.text(max_size=8)), max_size=40).map("".join))
+def test_any_text_gives_the_same_fingerprint(text: str) -> None:
+    native = fingerprinter()
+    normalized = normalize(text)
+    assert normalized == normalize(text, native=False)
+    assert native.tokenize(normalized) == tokenize(normalized)
+    fast, slow = fingerprint(text), fingerprint(text, native=False)
+    assert (fast.value, fast.features) == (slow.value, slow.features)
+
+
+def test_other_recipes_take_the_python_path() -> None:
+    text = TEXTS["zh-seed0-article"]
+    assert fingerprint(text, "unigram-tf") == fingerprint(text, "unigram-tf", native=False)
+    assert fingerprint(text, "unigram-tf").value != fingerprint(text).value
+
+
+@pytest.mark.parametrize(
+    ("classes", "message"), [(b"\x00" * 10, "one byte per code point"), (b"\x07" * 0x110000, "unknown character")]
+)
+def test_the_extension_checks_its_tables(classes: bytes, message: str) -> None:
+    import simhash_native
+
+    with pytest.raises(ValueError, match=message):
+        simhash_native.Fingerprinter(classes, {}, 0, {})
+
+
+def test_surrogates_and_the_last_code_point_are_separators() -> None:
+    table = character_classes()
+    assert table[0xD800] == table[0xDFFF] == 0 and table[0x10FFFF] == 0
+    assert re.fullmatch(r"\w", "\U0010ffff") is None
