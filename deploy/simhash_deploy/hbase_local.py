@@ -436,6 +436,9 @@ class LocalHBase:
         cmd = [
             jshell,
             "-R-Dtables=" + ",".join(tables),
+            # the log4j2 configuration names its file by these: without them it writes to ./${sys:...}
+            f"-R-Dhbase.log.dir={self.log_dir}",
+            "-R-Dhbase.log.file=flush.log",
             "--class-path",
             f"{self.conf_dir}:{self.lib_dir}/*",
             str(script),
