@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
@@ -46,6 +46,16 @@ def wait_queued(coalescer: Coalescer, count: int) -> None:
     raise AssertionError(f"{count} items never queued")
 
 
+def hold_first(pool: ThreadPoolExecutor, max_size: int, item: int) -> tuple[Recorder, Coalescer, Future]:
+    """A one-lane coalescer whose first batch (``item`` alone) is running and held at its gate."""
+    run = Recorder()
+    coalescer = Coalescer(run, max_size=max_size, lanes=1)
+    run.gate.clear()
+    first = pool.submit(coalescer.submit, item)
+    assert run.entered.acquire(timeout=5)
+    return run, coalescer, first
+
+
 def test_a_lone_call_runs_at_once_alone() -> None:
     run = Recorder()
     coalescer = Coalescer(run, max_size=8, lanes=1)
@@ -54,12 +64,8 @@ def test_a_lone_call_runs_at_once_alone() -> None:
 
 
 def test_calls_arriving_while_a_batch_runs_share_the_next_one() -> None:
-    run = Recorder()
-    coalescer = Coalescer(run, max_size=100, lanes=1)
-    run.gate.clear()
     with ThreadPoolExecutor(8) as pool:
-        first = pool.submit(coalescer.submit, 0)
-        assert run.entered.acquire(timeout=5)
+        run, coalescer, first = hold_first(pool, 100, 0)
         rest = [pool.submit(coalescer.submit, n) for n in range(1, 8)]
         wait_queued(coalescer, 7)
         run.gate.set()
@@ -71,12 +77,8 @@ def test_calls_arriving_while_a_batch_runs_share_the_next_one() -> None:
 
 
 def test_batches_respect_max_size_and_an_oversized_item_runs_alone() -> None:
-    run = Recorder()
-    coalescer = Coalescer(run, max_size=5, lanes=1)
-    run.gate.clear()
     with ThreadPoolExecutor(8) as pool:
-        first = pool.submit(coalescer.submit, 0)
-        assert run.entered.acquire(timeout=5)
+        run, coalescer, first = hold_first(pool, 5, 0)
         big = pool.submit(coalescer.submit, 9, 9)
         wait_queued(coalescer, 1)
         small = [pool.submit(coalescer.submit, n, 2) for n in (1, 2, 3)]
@@ -90,12 +92,8 @@ def test_batches_respect_max_size_and_an_oversized_item_runs_alone() -> None:
 
 
 def test_an_error_reaches_every_caller_of_its_batch_only() -> None:
-    run = Recorder()
-    coalescer = Coalescer(run, max_size=100, lanes=1)
-    run.gate.clear()
     with ThreadPoolExecutor(4) as pool:
-        first = pool.submit(coalescer.submit, 5)
-        assert run.entered.acquire(timeout=5)
+        run, coalescer, first = hold_first(pool, 100, 5)
         doomed = [pool.submit(coalescer.submit, n) for n in (-1, 7)]
         wait_queued(coalescer, 2)
         run.gate.set()
@@ -106,12 +104,8 @@ def test_an_error_reaches_every_caller_of_its_batch_only() -> None:
 
 
 def test_a_waiting_call_past_its_deadline_gives_up_and_is_never_run() -> None:
-    run = Recorder()
-    coalescer = Coalescer(run, max_size=100, lanes=1)
-    run.gate.clear()
     with ThreadPoolExecutor(2) as pool:
-        first = pool.submit(coalescer.submit, 1)
-        assert run.entered.acquire(timeout=5)
+        run, coalescer, first = hold_first(pool, 100, 1)
         with pytest.raises(DeadlinePassed):
             coalescer.submit(2, deadline=time.monotonic() + 0.05)
         run.gate.set()
