@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from itertools import islice
 from typing import IO, Any
 
 import click
 
-BATCH_LINES = 512  # per worker per round: bounds memory whatever the input size
+BATCH_LINES = 512  # per batch (a worker's unit of work): bounds memory whatever the input size
 
 
 def parse_line(line: str) -> tuple[Any, str]:
@@ -72,12 +73,15 @@ def run(source: IO[str], sink: IO[str], workers: int) -> int:
             emit(_fingerprint_batch(batch))
         return bad
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        while True:
-            round_ = list(islice(_batches(source, BATCH_LINES), workers))
-            if not round_:
-                break
-            for results in pool.map(_fingerprint_batch, round_):
-                emit(results)
+        # Two batches per worker in flight: workers never wait for the output of a slow batch to be written,
+        # and memory stays bounded whatever the input size.  Results are written in input order.
+        pending: deque[Future[list[tuple[int, str | None, str | None]]]] = deque()
+        for batch in _batches(source, BATCH_LINES):
+            pending.append(pool.submit(_fingerprint_batch, batch))
+            if len(pending) >= 2 * workers:
+                emit(pending.popleft().result())
+        while pending:
+            emit(pending.popleft().result())
     return bad
 
 
