@@ -169,7 +169,7 @@ class IndexStore:
         self._nearby: Coalescer[tuple[int, int], list[_Near]] = Coalescer(
             self._near_many, config.batch_queries, config.lanes, BATCH_CALLS.labels("queries").observe
         )
-        self._writes: Coalescer[list[Document], int] = Coalescer(
+        self._writes: Coalescer[list[tuple[bytes, Document]], int] = Coalescer(
             self._write_many, config.batch_documents, config.lanes, BATCH_CALLS.labels("writes").observe
         )
         self.meta: IndexMeta | None = None
@@ -217,17 +217,17 @@ class IndexStore:
             check_fingerprint(doc.simhash)
         if not final:
             return 0
-        documents = list(final.values())
+        documents = list(final.items())
         self._writes.submit(documents, len(documents), deadline)
         return len(documents)
 
-    def _write_many(self, calls: list[list[Document]], deadline: float | None) -> list[int]:
-        """One batch of writes for the documents of several calls (later calls win for a repeated id)."""
+    def _write_many(self, calls: list[list[tuple[bytes, Document]]], deadline: float | None) -> list[int]:
+        """One batch of writes for the (row key, document) pairs of several calls (later calls win for a
+        repeated id)."""
         final: dict[bytes, int] = {}
         sketches: dict[bytes, bytes] = {}
         for documents in calls:
-            for doc in documents:
-                key = doc.doc_id.encode("utf-8")
+            for key, doc in documents:
                 final[key] = doc.simhash
                 sketches[key] = doc.sketch
         old = self._stored_fingerprints(list(final), deadline)
