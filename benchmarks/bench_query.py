@@ -17,11 +17,12 @@ import argparse
 import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import happybase
 import numpy as np
 
-from simhash_schema import apply_schema, connect, hbase2, index_tables
+from simhash_schema import ENCODINGS, apply_schema, connect, hbase2, index_tables
 from simhash_server.drawers import drawer_prefixes
 from simhash_server.store import IndexStore, StoreConfig
 
@@ -91,37 +92,66 @@ class RawScans:
         return sum(self.pool.map(scan, zip(self.t1, drawer_prefixes(fp), strict=True)))
 
 
+def parse_layouts(text: str) -> list[Layout]:
+    layouts = []
+    for item in text.split(","):
+        size, _, encoding = item.partition(":")
+        if not size.isdigit() or encoding.upper() not in ENCODINGS:
+            raise argparse.ArgumentTypeError(f"layout {item!r}: want BLOCK_KB:ENCODING, ENCODING one of {ENCODINGS}")
+        layouts.append((int(size) * 1024, encoding.upper()))
+    return layouts
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+Layout = tuple[int, str]  # drawer table block size (bytes), data block encoding
+
+
+def layout_label(layout: Layout) -> str:
+    return f"{layout[0] // 1024} KB {layout[1]}"
+
+
+def open_index(n: int, fps: np.ndarray, layout: Layout, args: argparse.Namespace) -> tuple[IndexStore, float]:
+    """The index of these N fingerprints in this drawer layout, loaded (once) and compacted."""
+    prefix = f"bench_q{n}_r{args.regions}"
+    tables = index_tables(prefix, drawer_regions=args.regions)
+    family = tables.drawers.family
+    if layout != (family.block_size, family.encoding):  # another layout: tables of its own
+        prefix += f"_b{layout[0] // 1024}k_{layout[1].lower()}"
+        tables = index_tables(prefix, drawer_regions=args.regions)
+        family = replace(family, block_size=layout[0], encoding=layout[1])
+        tables = replace(tables, drawers=replace(tables.drawers, family=family))
+    client = connect(args.host, args.thrift2_port)
+    drift = [f"{state.name}: {diff}" for state in apply_schema(client, tables) for diff in state.differences]
+    client.close()
+    if drift:  # an earlier run's tables in another layout would be measured under this one's name
+        raise SystemExit("tables differ from the layout asked for; drop them to reload:\n  " + "\n  ".join(drift))
+    config = StoreConfig(
+        host=args.host,
+        thrift_port=args.thrift_port,
+        thrift2_port=args.thrift2_port,
+        table_prefix=prefix,
+        wal=False,
+        pool_size=16,
+    )
+    store = IndexStore(config, tables)
+    store.open()
+    load_s = load(store, fps)
+    if load_s or args.compact:  # one store file per region, as a settled index has: layouts compare fairly
+        from simhash_deploy import LocalHBase
+
+        LocalHBase().flush([t.name for t in (tables.drawers, tables.fp2docs, tables.docs)], 1800, compact=True)
+    return store, load_s
+
+
 def bench_size(n: int, queries: int, args: argparse.Namespace) -> dict[str, object]:
     rng = np.random.default_rng(n)
     fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
-    prefix = f"bench_q{n}_r{args.regions}"
-    tables = index_tables(prefix, drawer_regions=args.regions)
-    client = connect(args.host, args.thrift2_port)
-    apply_schema(client, tables)
-    client.close()
-    store = IndexStore(
-        StoreConfig(
-            host=args.host,
-            thrift_port=args.thrift_port,
-            thrift2_port=args.thrift2_port,
-            table_prefix=prefix,
-            wal=False,
-            pool_size=16,
-        ),
-        tables,
-    )
-    store.open()
-    load_s = load(store, fps)
-    if load_s:  # let the memstore flush and the compactions it starts finish before measuring
-        from simhash_deploy import LocalHBase
-
-        LocalHBase().flush([t.name for t in (tables.drawers, tables.fp2docs, tables.docs)])
-        time.sleep(30)
+    store, load_s = open_index(n, fps, args.layouts[0], args)
+    others = {f"store, {layout_label(layout)}": open_index(n, fps, layout, args)[0] for layout in args.layouts[1:]}
     probes = []
     for i in range(queries):
         if i % 2:
@@ -132,15 +162,20 @@ def bench_size(n: int, queries: int, args: argparse.Namespace) -> dict[str, obje
                 fp ^= 1 << int(bit)
             probes.append(fp)
     raw = RawScans(store)
-    timings: dict[str, list[float]] = {"store": [], "raw thrift2": [], "raw thrift1": [], "brute force": []}
+    timings: dict[str, list[float]] = {"store": [], **{k: [] for k in others}}
+    timings.update({"raw thrift2": [], "raw thrift1": [], "brute force": []})
     candidates = []
     warm = [int(v) for v in rng.integers(0, 2**64, size=args.warmup, dtype=np.uint64)]
     for fp in warm:  # other probes than the measured ones: warm the JIT and the block cache
         store.query(fp)
+        for other in others.values():
+            other.query(fp)
+    stores = [("store", store), *others.items()]
     for i, fp in enumerate(probes):
-        began = time.perf_counter()
-        store.query(fp)
-        timings["store"].append(time.perf_counter() - began)
+        for name, each in stores[i % len(stores) :] + stores[: i % len(stores)]:  # each goes first in turn
+            began = time.perf_counter()
+            each.query(fp)
+            timings[name].append(time.perf_counter() - began)
         began = time.perf_counter()
         rows = raw.thrift2(fp)
         if i % 2:  # random probes: what the theory predicts
@@ -153,6 +188,8 @@ def bench_size(n: int, queries: int, args: argparse.Namespace) -> dict[str, obje
         np.nonzero(np.bitwise_count(fps ^ np.uint64(fp)) <= 3)
         timings["brute force"].append(time.perf_counter() - began)
     store.close()
+    for other in others.values():
+        other.close()
     return {
         "n": n,
         "load_s": load_s,
@@ -168,6 +205,15 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--warmup", type=int, default=3000, help="Queries before measuring (JIT, block cache).")
     parser.add_argument("--regions", type=int, default=2, help="Drawer table regions (sized for the data: 2 here).")
+    drawers = index_tables().drawers.family
+    parser.add_argument(
+        "--layouts",
+        type=parse_layouts,
+        default=[(drawers.block_size, drawers.encoding)],
+        help="Drawer table layouts to compare, as BLOCK_KB:ENCODING,... (default: the schema's); the first is "
+        "'store', the rest are queried beside it, probe by probe.",
+    )
+    parser.add_argument("--compact", action="store_true", help="Major-compact tables an earlier run loaded.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--thrift-port", type=int, default=9090)
     parser.add_argument("--thrift2-port", type=int, default=9091)

@@ -1,15 +1,35 @@
 // Flush the memstores of the tables named by -Dtables=a,b,c (through the HBase Admin API), so their
 // data is in store files: used to measure on-disk size and to end a --no-wal bulk load durably.
+// With -Dcompact=true each table is then major-compacted, waiting until every region holds one store
+// file: benchmarks compare layouts on the same footing.
 // The cluster is the one in the hbase-site.xml on the class path.
 import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.CompactionState;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
 
 try (var connection = ConnectionFactory.createConnection(HBaseConfiguration.create());
      var admin = connection.getAdmin()) {
+    var compact = Boolean.getBoolean("compact");
     for (var name : System.getProperty("tables").split(",")) {
-        admin.flush(TableName.valueOf(name));
+        var table = TableName.valueOf(name);
+        admin.flush(table);
         System.out.println("flushed " + name);
+        if (!compact) continue;
+        admin.majorCompact(table);
+        while (true) {
+            Thread.sleep(1000);
+            var files = 0;
+            var regions = 0;
+            for (var server : admin.getRegionServers()) {
+                for (var region : admin.getRegionMetrics(server, table)) {
+                    files += region.getStoreFileCount();
+                    regions += 1;
+                }
+            }
+            if (admin.getCompactionState(table) == CompactionState.NONE && files <= regions) break;
+        }
+        System.out.println("compacted " + name);
     }
 } catch (Exception e) {
     System.out.println("FAILED " + e);

@@ -427,8 +427,10 @@ class LocalHBase:
             stopped.append(proc.name)
         return stopped
 
-    def flush(self, tables: list[str], timeout: float = 300.0) -> None:
-        """Flush the tables' memstores into store files (HBase's Admin.flush, through jshell)."""
+    def flush(self, tables: list[str], timeout: float = 300.0, compact: bool = False) -> None:
+        """Flush the tables' memstores into store files (HBase's Admin.flush, through jshell).
+
+        With ``compact``, major-compact them too, returning once each region holds one store file."""
         jshell = shutil.which("jshell")
         if jshell is None:
             raise HBaseError("jshell (JDK 17) is needed to flush tables")
@@ -436,6 +438,7 @@ class LocalHBase:
         cmd = [
             jshell,
             "-R-Dtables=" + ",".join(tables),
+            f"-R-Dcompact={str(compact).lower()}",
             # the log4j2 configuration names its file by these: without them it writes to ./${sys:...}
             f"-R-Dhbase.log.dir={self.log_dir}",
             "-R-Dhbase.log.file=flush.log",
@@ -444,8 +447,9 @@ class LocalHBase:
             str(script),
         ]
         result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        flushed = [line for line in result.stdout.splitlines() if line.startswith("flushed ")]
-        if result.returncode != 0 or len(flushed) != len(tables):
+        done = "compacted " if compact else "flushed "
+        finished = [line for line in result.stdout.splitlines() if line.startswith(done)]
+        if result.returncode != 0 or len(finished) != len(tables):
             raise HBaseError(f"flush of {tables} failed:\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
 
     def table_bytes(self, table: str) -> int:

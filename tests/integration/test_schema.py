@@ -48,7 +48,7 @@ def test_apply_creates_every_table_with_every_setting(client, tables) -> None:
             "bloom": "ROWPREFIX_FIXED_LENGTH",
             "bloom_prefix_length": 5,
             "compression": "SNAPPY",
-            "encoding": "FAST_DIFF",
+            "encoding": "ROW_INDEX_V1",
             "block_cache": True,
             "block_size": 65536,
         }
