@@ -4,6 +4,7 @@ Starts `simhash-index serve` over the 1e6-fingerprint index that bench_query.py 
 bench_q1000000_r2), then drives it with ghz (a Go load generator: `make tools` builds it into var/bin):
 - Query by fingerprint at concurrency 1 and 32 (half the probes near stored fingerprints, half random);
 - Index by fingerprint and by ~1 KB Chinese text at concurrency 32 (online writes, documents/s);
+- IndexBatch of 100 fingerprints at concurrency 8 (documents/s for callers who can batch);
 and measures IndexStore.query in-process over the same probes (the floor of bench_query.py).
 Reports the server's resident memory under load.
 
@@ -128,6 +129,7 @@ def run_ghz(ghz: str, port: int, method: str, data: list[dict], concurrency: int
 
 # One batch per call and no bound on lanes: every call makes its own HBase calls, as before coalescing.
 UNCOALESCED = "--lanes 64 --batch-queries 1 --batch-documents 1"
+BATCH_DOCUMENTS = 100
 
 
 def serve(port: int, env: dict[str, str], serve_args: str) -> subprocess.Popen:
@@ -172,6 +174,13 @@ def measure(ghz: str, local: LocalHBase, env: dict[str, str], serve_args: str, f
             for i, v in enumerate(rng.integers(0, 2**64, size=1000, dtype=np.uint64))
         ]
         results["Index by simhash c=32"] = run_ghz(ghz, port, "Index", by_fp, 32, 5000, pids)
+        n = BATCH_DOCUMENTS
+        batches = [  # bulk callers' way: documents/s when each call carries 100
+            {"documents": [{**d, "doc_id": f"bench-batch-{d['doc_id']}"} for d in by_fp[b : b + n]]}
+            for b in range(0, len(by_fp), n)
+        ]
+        results["IndexBatch of 100 by simhash c=8"] = run_ghz(ghz, port, "IndexBatch", batches, 8, 300, pids)
+        results["IndexBatch of 100 by simhash c=8"]["documents"] = BATCH_DOCUMENTS
         from bench_fingerprint import one_kb_docs
 
         by_text = [{"doc_id": f"bench-online-text-{i}", "text": t} for i, t in enumerate(one_kb_docs(500))]
@@ -219,17 +228,18 @@ def main() -> None:
     store.close()
     floor = sorted(floor[100:])
     print(f"N = {N:,} fingerprints; ghz, {args.queries} queries per concurrency level")
-    print("| server | call | p50 ms | p99 ms | calls/s | status codes | server RSS MB (peak) |")
-    print("|---|---|---|---|---|---|---|")
+    print("| server | call | p50 ms | p99 ms | calls/s | documents/s | status codes | server RSS MB (peak) |")
+    print("|---|---|---|---|---|---|---|---|")
     for label, results in runs.items():
         for name, r in results.items():
+            docs = f"{r['rps'] * r['documents']:,.0f}" if "documents" in r else ""
             print(
-                f"| {label} | {name} | {r['p50']:.2f} | {r['p99']:.2f} | {r['rps']:,.0f} | {r['codes']} | "
+                f"| {label} | {name} | {r['p50']:.2f} | {r['p99']:.2f} | {r['rps']:,.0f} | {docs} | {r['codes']} | "
                 f"{r['rss']:.0f} |"
             )
     print(
         f"| in-process | store.query (floor), 1 thread | {floor[len(floor) // 2] * 1e3:.2f} | "
-        f"{floor[int(len(floor) * 0.99)] * 1e3:.2f} | {len(floor) / sum(floor):,.0f} | | |"
+        f"{floor[int(len(floor) * 0.99)] * 1e3:.2f} | {len(floor) / sum(floor):,.0f} | | | |"
     )
     names = list(next(iter(next(iter(runs.values())).values()))["cpu"])
     print("\nCPU µs per call, by process (ghz itself not counted):")
