@@ -7,6 +7,9 @@ their own (kept under the table prefix bench_qN_rREGIONS and reused by later run
 - raw Thrift1: the same 10 scans through happybase (open, getList, close each), in parallel;
 - brute force: numpy XOR + popcount over all N fingerprints in memory.
 Half the probes are stored fingerprints with a few bits flipped, half are random.
+With --layouts 64:ROW_INDEX_V1,8:FAST_DIFF,... the same fingerprints are also loaded into drawer tables of
+other block sizes and encodings, and every probe queries each of them too, each layout first in turn.
+Freshly loaded tables (or all, with --compact) are major-compacted first: one store file per region.
 
     .venv/bin/python benchmarks/bench_query.py            # or: make bench-query
 """
@@ -92,6 +95,9 @@ class RawScans:
         return sum(self.pool.map(scan, zip(self.t1, drawer_prefixes(fp), strict=True)))
 
 
+Layout = tuple[int, str]  # drawer table block size (bytes), data block encoding
+
+
 def parse_layouts(text: str) -> list[Layout]:
     layouts = []
     for item in text.split(","):
@@ -105,9 +111,6 @@ def parse_layouts(text: str) -> list[Layout]:
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-Layout = tuple[int, str]  # drawer table block size (bytes), data block encoding
 
 
 def layout_label(layout: Layout) -> str:

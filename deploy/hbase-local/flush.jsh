@@ -19,15 +19,13 @@ try (var connection = ConnectionFactory.createConnection(HBaseConfiguration.crea
         admin.majorCompact(table);
         while (true) {
             Thread.sleep(1000);
-            var files = 0;
-            var regions = 0;
+            var crowded = 0;  // regions still holding more than one store file
             for (var server : admin.getRegionServers()) {
                 for (var region : admin.getRegionMetrics(server, table)) {
-                    files += region.getStoreFileCount();
-                    regions += 1;
+                    if (region.getStoreFileCount() > 1) crowded += 1;
                 }
             }
-            if (admin.getCompactionState(table) == CompactionState.NONE && files <= regions) break;
+            if (admin.getCompactionState(table) == CompactionState.NONE && crowded == 0) break;
         }
         System.out.println("compacted " + name);
     }

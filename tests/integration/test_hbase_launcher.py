@@ -54,3 +54,36 @@ def test_second_instance_starts_and_stop_leaves_no_java_process(hbase, tmp_path)
     assert list(other.java_pids()) == []
     assert other.stop() == []
     shutil.rmtree(tmp_path / "hbase", ignore_errors=True)
+
+
+def _store_files(local: LocalHBase, table: str) -> dict[str, int]:
+    base = local.var_dir / "data" / "data" / "default" / table
+    return {p.name: p.stat().st_size for p in base.glob("*/f/*") if p.is_file()}
+
+
+def test_flush_with_compact_merges_store_files_and_keeps_every_row(hbase) -> None:
+    local = _require_local(hbase)
+    name = f"compact_{time.time_ns()}"
+    conn = hbase.connection()
+    conn.create_table(name, {"f": {}})
+    try:
+        for start in (0, 100):  # two flushes: two store files
+            with conn.table(name).batch() as batch:
+                for i in range(start, start + 100):
+                    batch.put(f"row{i:03d}".encode(), {b"f:v": str(i).encode()})
+            local.flush([name])
+        conn.close()  # flushes outlast the tests' short Thrift idle timeout: a fresh connection after
+        flushed = _store_files(local, name)
+        assert len(flushed) == 2
+
+        local.flush([name], compact=True)
+
+        # The compaction's one output; the flushed files linger until HBase archives them.
+        (merged,) = [size for file, size in _store_files(local, name).items() if file not in flushed]
+        assert merged > max(flushed.values())
+        conn = hbase.connection()
+        assert {int(v[b"f:v"]) for _, v in conn.table(name).scan()} == set(range(200))
+    finally:
+        conn = hbase.connection()
+        conn.delete_table(name, disable=True)
+        conn.close()
