@@ -96,13 +96,13 @@ def _bin_minima(token_hashes: np.ndarray, bins: int) -> np.ndarray:
     if not empty.any():
         return mins
     filled = ~empty
-    source = np.where(filled, np.arange(bins), -1)
-    for probe in _probe_table(bins):
-        todo = source < 0
-        if not todo.any():
-            break
-        hit = todo & filled[probe]
-        source[hit] = probe[hit]
+    # Each empty bin takes the first bin along its probe sequence that is filled: all attempts at once.
+    table = _probe_table(bins)
+    hits = filled[table]
+    first = hits.argmax(axis=0)
+    columns = np.arange(bins)
+    borrowed = np.where(hits[first, columns], table[first, columns], -1)
+    source = np.where(filled, columns, borrowed)
     if (source < 0).any():  # after _PROBES misses (a text of a few shingles): the next filled bin, circularly
         order = np.flatnonzero(filled)
         for i in np.flatnonzero(source < 0):
