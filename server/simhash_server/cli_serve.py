@@ -71,10 +71,10 @@ from simhash_server.cli_options import store_config, store_options
 @click.option(
     "--workers",
     type=click.IntRange(1),
-    default=32,
+    default=16,
     show_default=True,
     envvar="SIMHASH_WORKERS",
-    help="Threads serving calls.",
+    help="Threads for blocking work outside the query and write batches: Get, Delete, Stats, long texts.",
 )
 @click.option(
     "--max-concurrent-calls",
@@ -195,8 +195,10 @@ def serve(
         server = SimHashServer(config)
     except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(f"serving on {address.rsplit(':', 1)[0]}:{server.port} (metrics: {metrics_address or 'off'})", err=True)
-    server.serve_forever()
+    try:
+        server.serve_forever()  # logs the address it serves once bound
+    except (ValueError, OSError) as exc:  # the address is taken, a TLS file unreadable
+        raise click.ClickException(str(exc)) from exc
 
 
 def _tls(cert: Path | None, key: Path | None, client_ca: Path | None):  # -> TLSConfig | None

@@ -6,17 +6,22 @@ concurrent callers share it: each call queues its item, and a caller that finds 
 queued items (its own among them when it can) and runs them as one batch, while the others wait.  Nothing
 waits for a batch to fill: a lone caller runs at once, alone, so the added latency without load is nil,
 and under load the batches grow by themselves while the lanes are busy.
+
+``Coalescer`` serves threads (the store's own blocking API); ``AsyncCoalescer`` serves the asyncio gRPC
+server, whose callers wait on futures instead of each holding a thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Generic, Protocol, TypeVar
 
-__all__ = ["Coalescer", "DeadlinePassed"]
+__all__ = ["AsyncCoalescer", "Coalescer", "DeadlinePassed"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -24,6 +29,36 @@ R = TypeVar("R")
 
 class DeadlinePassed(TimeoutError):
     """The caller's deadline passed while its item waited or ran."""
+
+
+class _Queued(Protocol):
+    size: int
+    deadline: float | None
+    taken: bool
+
+
+Q = TypeVar("Q", bound=_Queued)
+
+
+def _check_options(max_size: int, lanes: int) -> None:
+    if max_size < 1:
+        raise ValueError(f"max_size must be >= 1, got {max_size}")
+    if lanes < 1:
+        raise ValueError(f"lanes must be >= 1, got {lanes}")
+
+
+def _take_batch(queue: deque[Q], max_size: int) -> tuple[list[Q], float | None]:
+    """Items from the front of the queue up to ``max_size`` (at least one), and the batch's deadline: the
+    latest of its callers', None when one has none."""
+    batch: list[Q] = []
+    total = 0
+    while queue and (not batch or total + queue[0].size <= max_size):
+        queued = queue.popleft()
+        queued.taken = True
+        batch.append(queued)
+        total += queued.size
+    deadlines = [q.deadline for q in batch]
+    return batch, None if None in deadlines else max(d for d in deadlines if d is not None)
 
 
 class _Pending(Generic[T, R]):
@@ -54,10 +89,7 @@ class Coalescer(Generic[T, R]):
         lanes: int,
         observe: Callable[[int], None] | None = None,
     ) -> None:
-        if max_size < 1:
-            raise ValueError(f"max_size must be >= 1, got {max_size}")
-        if lanes < 1:
-            raise ValueError(f"lanes must be >= 1, got {lanes}")
+        _check_options(max_size, lanes)
         self._run_batch = run_batch
         self._observe = observe  # told each batch's number of calls
         self.max_size, self.lanes = max_size, lanes
@@ -87,15 +119,7 @@ class Coalescer(Generic[T, R]):
 
     def _lead(self) -> None:
         """Run one batch from the front of the queue; called and returns with the lock held."""
-        batch: list[_Pending[T, R]] = []
-        total = 0
-        while self._queue and (not batch or total + self._queue[0].size <= self.max_size):
-            pending = self._queue.popleft()
-            pending.taken = True
-            batch.append(pending)
-            total += pending.size
-        deadlines = [p.deadline for p in batch]
-        deadline = None if None in deadlines else max(d for d in deadlines if d is not None)
+        batch, deadline = _take_batch(self._queue, self.max_size)
         self._busy += 1
         self._lock.release()
         if self._observe is not None:
@@ -119,3 +143,85 @@ class Coalescer(Generic[T, R]):
                 pending.wake.notify()
             if self._queue:  # a lane is free: the longest waiting caller leads the next batch
                 self._queue[0].wake.notify()
+
+
+class _Waiting(Generic[T, R]):
+    __slots__ = ("deadline", "future", "item", "size", "taken")
+
+    def __init__(self, item: T, size: int, deadline: float | None, future: asyncio.Future[R]) -> None:
+        self.item, self.size, self.deadline, self.future = item, size, deadline, future
+        self.taken = False
+
+
+class AsyncCoalescer(Generic[T, R]):
+    """``await submit(item)``: Coalescer's batching for asyncio callers.
+
+    ``run_batch`` blocks (it calls HBase), so each batch runs in one of ``lanes`` worker threads; the event
+    loop only queues items and hands out results.  A caller whose deadline passes, or whose call is
+    cancelled, while its item waits is taken off the queue; once its batch runs, the batch finishes for the
+    others and the caller alone gets DeadlinePassed (or its cancellation).
+    """
+
+    def __init__(
+        self,
+        run_batch: Callable[[list[T], float | None], Sequence[R]],
+        max_size: int,
+        lanes: int,
+        observe: Callable[[int], None] | None = None,
+    ) -> None:
+        _check_options(max_size, lanes)
+        self._run_batch = run_batch
+        self._observe = observe
+        self.max_size, self.lanes = max_size, lanes
+        self._queue: deque[_Waiting[T, R]] = deque()
+        self._busy = 0
+        self._threads = ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="batch")
+
+    async def submit(self, item: T, size: int = 1, deadline: float | None = None) -> R:
+        loop = asyncio.get_running_loop()
+        mine: _Waiting[T, R] = _Waiting(item, size, deadline, loop.create_future())
+        self._queue.append(mine)
+        self._start_batches(loop)
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            # shield: a caller that times out or is cancelled leaves the batch's future to the batch
+            return await asyncio.wait_for(asyncio.shield(mine.future), remaining)
+        except asyncio.TimeoutError:
+            if mine.future.done():
+                return mine.future.result()  # the batch's own error, or a result that came just in time
+            raise DeadlinePassed("the deadline passed while the call waited for HBase") from None
+        finally:
+            if not mine.taken:
+                self._queue.remove(mine)
+
+    def _start_batches(self, loop: asyncio.AbstractEventLoop) -> None:
+        while self._queue and self._busy < self.lanes:
+            batch, deadline = _take_batch(self._queue, self.max_size)
+            self._busy += 1
+            if self._observe is not None:
+                self._observe(len(batch))
+            running = self._threads.submit(self._run_batch, [w.item for w in batch], deadline)
+            running.add_done_callback(
+                lambda done, batch=batch: loop.call_soon_threadsafe(self._finish, loop, batch, done)
+            )
+
+    def _finish(self, loop: asyncio.AbstractEventLoop, batch: list[_Waiting[T, R]], done: Future[Any]) -> None:
+        self._busy -= 1
+        error = (
+            RuntimeError("the batch was cancelled: the server is stopping") if done.cancelled() else done.exception()
+        )
+        results = None if error is not None else done.result()
+        if results is not None and len(results) != len(batch):
+            error = RuntimeError(f"batch of {len(batch)} items gave {len(results)} results")
+        for n, waiting in enumerate(batch):
+            if waiting.future.done():
+                continue
+            if error is not None:
+                waiting.future.set_exception(error)
+            else:
+                waiting.future.set_result(results[n])  # type: ignore[index]
+        self._start_batches(loop)
+
+    def close(self) -> None:
+        """Stop the worker threads once their running batches end."""
+        self._threads.shutdown(wait=False, cancel_futures=True)

@@ -1,40 +1,91 @@
-"""Server interceptors: every call counted by method and status code, and timed."""
+"""The server's edge: every unary call counted by method and status code, and timed; a request that is not a
+protobuf message of its method's type refused as INVALID_ARGUMENT (gRPC's own answer would be UNKNOWN, with
+an error logged per call)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from simhash_server.metrics import RPC_CALLS, RPC_SECONDS
 
 __all__ = ["MetricsInterceptor"]
 
 
-class MetricsInterceptor(grpc.ServerInterceptor):
-    def intercept_service(self, continuation: Callable[[Any], Any], details: grpc.HandlerCallDetails) -> Any:
-        handler = continuation(details)
+class _Undecodable:
+    """What the request deserializer gives for bytes that are no message of the expected type."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: DecodeError) -> None:
+        self.error = error
+
+
+def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    if deserializer is None:
+        return None
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except DecodeError as exc:
+            return _Undecodable(exc)
+
+    return deserialize
+
+
+class MetricsInterceptor(grpc.aio.ServerInterceptor):
+    def __init__(self) -> None:
+        # method -> (the handler it wrapped, the wrapper): a call reuses its method's wrapper
+        self._wrapped: dict[str, tuple[Any, grpc.RpcMethodHandler]] = {}
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> Any:
+        handler = await continuation(details)
         if handler is None or handler.unary_unary is None:
             return handler  # streaming (reflection, health watch): not measured
-        method = details.method.rsplit("/", 1)[-1]
-        behaviour = handler.unary_unary
+        cached = self._wrapped.get(details.method)
+        if cached is not None and cached[0] is handler:
+            return cached[1]
+        wrapped = self._wrap(details.method.rsplit("/", 1)[-1], handler)
+        if len(self._wrapped) < 256:  # fixed handlers repeat; an auth refusal is new each call
+            self._wrapped[details.method] = (handler, wrapped)
+        return wrapped
 
-        def measured(request: Any, context: grpc.ServicerContext) -> Any:
+    @staticmethod
+    def _wrap(method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        behaviour = handler.unary_unary
+        calls, seconds = RPC_CALLS, RPC_SECONDS.labels(method)
+
+        async def measured(request: Any, context: grpc.aio.ServicerContext) -> Any:
             began = time.perf_counter()
             code = grpc.StatusCode.OK
             try:
-                return behaviour(request, context)
+                if isinstance(request, _Undecodable):
+                    await context.abort(
+                        grpc.StatusCode.INVALID_ARGUMENT, f"the request is not a valid message: {request.error}"
+                    )
+                return await behaviour(request, context)
+            except asyncio.CancelledError:
+                code = grpc.StatusCode.CANCELLED  # the caller went away, or its deadline passed
+                raise
             except Exception:
                 code = context.code() or grpc.StatusCode.UNKNOWN
                 raise
             finally:
-                RPC_SECONDS.labels(method).observe(time.perf_counter() - began)
-                RPC_CALLS.labels(method, code.name).inc()
+                seconds.observe(time.perf_counter() - began)
+                calls.labels(method, code.name).inc()
 
         return grpc.unary_unary_rpc_method_handler(
             measured,
-            request_deserializer=handler.request_deserializer,
+            request_deserializer=_tolerant(handler.request_deserializer),
             response_serializer=handler.response_serializer,
         )

@@ -16,7 +16,7 @@ class Limits:
     default_limit: int = 100  # hits returned when a request gives no limit
     max_limit: int = 10_000  # hits a request may ask for
     max_concurrent_calls: int = 256  # beyond: RESOURCE_EXHAUSTED
-    workers: int = 32  # threads serving calls
+    workers: int = 16  # threads for Get, Delete, Stats and long texts (calls themselves are coroutines)
 
     def __post_init__(self) -> None:
         for name, value in self.__dict__.items():

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,8 +108,8 @@ class Tokens:
 def _terminator(handler: Any, code: grpc.StatusCode, details: str) -> Any:
     """A handler of the same kind as ``handler`` that only aborts the call."""
 
-    def abort(_request: Any, context: grpc.ServicerContext) -> Any:
-        context.abort(code, details)
+    async def abort(_request: Any, context: grpc.aio.ServicerContext) -> Any:
+        await context.abort(code, details)
 
     if handler is None or handler.unary_unary is not None:
         return grpc.unary_unary_rpc_method_handler(abort)
@@ -120,29 +120,36 @@ def _terminator(handler: Any, code: grpc.StatusCode, details: str) -> Any:
     return grpc.stream_stream_rpc_method_handler(abort)
 
 
-class AuthInterceptor(grpc.ServerInterceptor):
+class AuthInterceptor(grpc.aio.ServerInterceptor):
     """UNAUTHENTICATED without a valid bearer token; PERMISSION_DENIED for a write with a read token."""
 
     def __init__(self, tokens: Tokens) -> None:
         self.tokens = tokens
 
-    def intercept_service(self, continuation: Callable[[Any], Any], details: grpc.HandlerCallDetails) -> Any:
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> Any:
+        refusal = self._refusal(details)
+        handler = await continuation(details)
+        return handler if refusal is None else _terminator(handler, *refusal)
+
+    def _refusal(self, details: grpc.HandlerCallDetails) -> tuple[grpc.StatusCode, str] | None:
         method: str = details.method
         if method.startswith(OPEN_PREFIXES):
-            return continuation(details)
+            return None
         header = next((v for k, v in details.invocation_metadata or () if k == "authorization"), None)
         if header is None:
-            return _terminator(continuation(details), grpc.StatusCode.UNAUTHENTICATED, "no bearer token")
+            return grpc.StatusCode.UNAUTHENTICATED, "no bearer token"
         scheme, _, token = (header.decode("latin-1") if isinstance(header, bytes) else header).partition(" ")
         role = self.tokens.role(token.strip().encode()) if scheme.lower() == "bearer" else None
         if role is None:
-            return _terminator(continuation(details), grpc.StatusCode.UNAUTHENTICATED, "invalid bearer token")
+            return grpc.StatusCode.UNAUTHENTICATED, "invalid bearer token"
         name = method.removeprefix(SERVICE)
         if method.startswith(SERVICE) and name not in ROLES[role]:
-            return _terminator(
-                continuation(details), grpc.StatusCode.PERMISSION_DENIED, f"a {role} token may not call {name}"
-            )
-        return continuation(details)
+            return grpc.StatusCode.PERMISSION_DENIED, f"a {role} token may not call {name}"
+        return None
 
 
 def is_loopback(address: str) -> bool:

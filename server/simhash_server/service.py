@@ -3,15 +3,19 @@
 Errors map to status codes in one place (`_status_for`): a bad field is INVALID_ARGUMENT naming it; an
 unknown id NOT_FOUND; an index or fingerprint of another recipe FAILED_PRECONDITION; HBase failing
 UNAVAILABLE (never an empty hit list); a passed deadline DEADLINE_EXCEEDED.
+
+Handlers are coroutines on the server's event loop.  HBase work runs in threads (AsyncIndexStore); so does
+fingerprinting a long text, which would otherwise hold the loop (and every other call) for milliseconds.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
-import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor
 from typing import Any, TypeVar
 
 import grpc
@@ -20,16 +24,20 @@ from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
 from simhash_schema import SchemaError, VersionMismatch
 from simhash_server import metrics
+from simhash_server.async_store import AsyncIndexStore
 from simhash_server.coalesce import DeadlinePassed
 from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint
 from simhash_server.limits import Limits
 from simhash_server.pool import StoreError
-from simhash_server.store import MAX_DISTANCE, VERIFY_MAX_DISTANCE, Document, Hit, IndexStore, check_doc_id
+from simhash_server.store import MAX_DISTANCE, VERIFY_MAX_DISTANCE, Document, Hit, check_doc_id
 
 __all__ = ["NotFound", "SimHashIndexService"]
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
+# Texts up to this many characters are fingerprinted on the event loop (under about 0.3 ms); longer ones in a
+# worker thread, so that one long text does not stall every other call.
+INLINE_TEXT_CHARS = 8_192
 
 
 class NotFound(LookupError):
@@ -50,23 +58,23 @@ def _status_for(exc: BaseException) -> grpc.StatusCode:
     return grpc.StatusCode.INTERNAL
 
 
-def _rpc(method: Callable[[Any, Any, grpc.ServicerContext, float | None], R]) -> Callable[..., R]:
+def _rpc(method: Callable[[Any, Any, float | None], Awaitable[R]]) -> Callable[..., Awaitable[R]]:
     """Run a handler with the caller's deadline; turn exceptions into status codes."""
 
     @functools.wraps(method)
-    def handler(self: SimHashIndexService, request: Any, context: grpc.ServicerContext) -> R:
+    async def handler(self: SimHashIndexService, request: Any, context: grpc.aio.ServicerContext) -> R:
         remaining = context.time_remaining()
         deadline = None if remaining is None else time.monotonic() + remaining
         try:
-            if deadline is not None and remaining <= 0:
+            if remaining is not None and remaining <= 0:
                 raise DeadlinePassed("the deadline passed before the call started")
-            return method(self, request, context, deadline)
+            return await method(self, request, deadline)
         except Exception as exc:
             code = _status_for(exc)
             if code is grpc.StatusCode.INTERNAL:
                 log.exception("%s failed", method.__name__)
-                context.abort(code, f"internal error: {type(exc).__name__}")
-            context.abort(code, str(exc))
+                await context.abort(code, f"internal error: {type(exc).__name__}")
+            await context.abort(code, str(exc))
 
     return handler
 
@@ -77,12 +85,13 @@ def _check_deadline(deadline: float | None) -> None:
 
 
 class SimHashIndexService(pb_grpc.SimHashIndexServicer):
-    def __init__(self, store: IndexStore, limits: Limits | None = None) -> None:
-        self.store = store
+    def __init__(self, index: AsyncIndexStore, executor: Executor, limits: Limits | None = None) -> None:
+        self.index = index
+        self._executor = executor  # for long texts
         self.limits = limits or Limits()
         self._open_error: Exception | None = None
         self._stats_cache: tuple[float, int] | None = None
-        self._stats_lock = threading.Lock()
+        self._stats_lock = asyncio.Lock()
 
     # -- the index's state, kept by the health checker ---------------------------------------------------
     def set_open_error(self, error: Exception | None) -> None:
@@ -130,6 +139,16 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         fp = fingerprint(self._text(request.text, prefix + "text"), sketch=sketch)
         return fp.value, fp.features, fp.sketch
 
+    async def _off_loop_if_long(self, chars: int, work: Callable[..., R], *args: object) -> R:
+        """``work(*args)``, in a worker thread when it fingerprints more than INLINE_TEXT_CHARS."""
+        if chars <= INLINE_TEXT_CHARS:
+            return work(*args)
+        return await asyncio.get_running_loop().run_in_executor(self._executor, work, *args)
+
+    async def _fingerprinted(self, request: Any, sketch: bool = True) -> tuple[int, int, bytes]:
+        chars = len(request.text) if request.HasField("text") else 0
+        return await self._off_loop_if_long(chars, self._document_of, request, "", sketch)
+
     @staticmethod
     def _min_similarity(request: Any) -> float | None:
         """The verification floor, or None; checked before any work is done."""
@@ -160,15 +179,15 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
             raise ValueError(f"limit is {limit}, over the maximum of {self.limits.max_limit} (max_limit)")
         return distance, limit
 
-    def _query(
+    async def _query(
         self, fp: int, distance: int, limit: int | None, deadline: float | None, sketch: bytes, floor: float | None
     ) -> tuple[list[Hit], int]:
         """Hits, and how many candidates fell below the floor (0 without one)."""
         self._require_index()
         if floor is None:
-            hits, below = self.store.query(fp, distance, limit, deadline), 0
+            hits, below = await self.index.query(fp, distance, limit, deadline), 0
         else:
-            answer = self.store.query_verified(fp, sketch, floor, distance, limit, deadline)
+            answer = await self.index.query_verified(fp, sketch, floor, distance, limit, deadline)
             hits, below = answer.hits, answer.below_floor
             metrics.BELOW_SIMILARITY.observe(below)
         metrics.QUERY_HITS.observe(len(hits))
@@ -189,25 +208,37 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
 
     # -- RPCs ----------------------------------------------------------------------------------------------
     @_rpc
-    def Fingerprint(self, request: pb.FingerprintRequest, context: Any, deadline: float | None):
-        fp = fingerprint(self._text(request.text))
+    async def Fingerprint(self, request: pb.FingerprintRequest, deadline: float | None):
+        text = self._text(request.text)
+        fp = await self._off_loop_if_long(len(text), fingerprint, text)
         return pb.FingerprintResponse(simhash=fp.value, features=fp.features, fingerprint_version=FINGERPRINT_VERSION)
 
     @_rpc
-    def Index(self, request: pb.IndexRequest, context: Any, deadline: float | None):
+    async def Index(self, request: pb.IndexRequest, deadline: float | None):
         doc_id = self._doc_id(request.doc_id)
-        fp, features, sketch = self._document_of(request)
+        fp, features, sketch = await self._fingerprinted(request)
         _check_deadline(deadline)
         self._require_index()
-        self.store.index_many([Document(doc_id, fp, sketch)], deadline)
+        await self.index.index_many([Document(doc_id, fp, sketch)], deadline)
         return pb.IndexResponse(doc_id=doc_id, simhash=fp, features=features)
 
     @_rpc
-    def IndexBatch(self, request: pb.IndexBatchRequest, context: Any, deadline: float | None):
+    async def IndexBatch(self, request: pb.IndexBatchRequest, deadline: float | None):
         if len(request.documents) > self.limits.max_batch:
             raise ValueError(
                 f"documents has {len(request.documents)} items, over the limit of {self.limits.max_batch} (max_batch)"
             )
+        chars = sum(len(item.text) for item in request.documents)
+        outcomes, good = await self._off_loop_if_long(chars, self._checked_batch, request, deadline)
+        if good:
+            self._require_index()
+            await self.index.index_many(good, deadline)
+        return pb.IndexBatchResponse(outcomes=outcomes, indexed=len(good), rejected=len(outcomes) - len(good))
+
+    def _checked_batch(
+        self, request: pb.IndexBatchRequest, deadline: float | None
+    ) -> tuple[list[pb.IndexOutcome], list[Document]]:
+        """Each item's outcome, and the documents to store: a bad item is rejected alone, naming its field."""
         outcomes, good = [], []
         for n, item in enumerate(request.documents):
             try:
@@ -221,37 +252,34 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
             outcomes.append(pb.IndexOutcome(doc_id=doc_id, code=0, simhash=fp))
             good.append(Document(doc_id, fp, sketch))
             _check_deadline(deadline)
-        if good:
-            self._require_index()
-            self.store.index_many(good, deadline)
-        return pb.IndexBatchResponse(outcomes=outcomes, indexed=len(good), rejected=len(outcomes) - len(good))
+        return outcomes, good
 
     @_rpc
-    def Query(self, request: pb.QueryRequest, context: Any, deadline: float | None):
+    async def Query(self, request: pb.QueryRequest, deadline: float | None):
         floor = self._min_similarity(request)
         distance, limit = self._distance_and_limit(request, verified=floor is not None)
-        fp, features, sketch = self._document_of(request, sketch=floor is not None)  # only a floor needs it
+        fp, features, sketch = await self._fingerprinted(request, sketch=floor is not None)  # only a floor needs it
         _check_deadline(deadline)
-        hits, below = self._query(fp, distance, limit, deadline, sketch, floor)
+        hits, below = await self._query(fp, distance, limit, deadline, sketch, floor)
         return pb.QueryResponse(
             hits=self._hits(hits, floor is not None), simhash=fp, features=features, below_similarity=below
         )
 
     @_rpc
-    def Deduplicate(self, request: pb.DeduplicateRequest, context: Any, deadline: float | None):
+    async def Deduplicate(self, request: pb.DeduplicateRequest, deadline: float | None):
         doc_id = self._doc_id(request.doc_id)
         floor = self._min_similarity(request)
         distance, limit = self._distance_and_limit(request, verified=floor is not None)
-        fp, features, sketch = self._document_of(request)
+        fp, features, sketch = await self._fingerprinted(request)
         _check_deadline(deadline)
         # The document itself is not its own duplicate: a retry after a stored first attempt stores again
         # (an idempotent upsert) instead of reporting itself.  An unverified candidate (no sketch) counts as a
         # duplicate: nothing shows it is not one.
-        found, below = self._query(fp, distance, None, deadline, sketch, floor)
+        found, below = await self._query(fp, distance, None, deadline, sketch, floor)
         hits = [h for h in found if h.doc_id != doc_id]
         stored = not hits
         if stored:
-            self.store.index_many([Document(doc_id, fp, sketch)], deadline)
+            await self.index.index_many([Document(doc_id, fp, sketch)], deadline)
         return pb.DeduplicateResponse(
             hits=self._hits(hits[:limit], floor is not None),
             stored=stored,
@@ -261,36 +289,36 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         )
 
     @_rpc
-    def Get(self, request: pb.GetRequest, context: Any, deadline: float | None):
+    async def Get(self, request: pb.GetRequest, deadline: float | None):
         doc_id = self._doc_id(request.doc_id)
         self._require_index()
-        fp = self.store.get(doc_id, deadline)
+        fp = await self.index.get(doc_id, deadline)
         if fp is None:
             raise NotFound(f"no document with doc_id {doc_id!r}")
         return pb.GetResponse(doc_id=doc_id, simhash=fp)
 
     @_rpc
-    def Delete(self, request: pb.DeleteRequest, context: Any, deadline: float | None):
+    async def Delete(self, request: pb.DeleteRequest, deadline: float | None):
         if len(request.doc_ids) > self.limits.max_batch:
             raise ValueError(
                 f"doc_ids has {len(request.doc_ids)} items, over the limit of {self.limits.max_batch} (max_batch)"
             )
         ids = [self._doc_id(d, f"doc_ids[{n}]") for n, d in enumerate(request.doc_ids)]
         self._require_index()
-        return pb.DeleteResponse(deleted=self.store.delete(ids, deadline) if ids else 0)
+        return pb.DeleteResponse(deleted=await self.index.delete(ids, deadline) if ids else 0)
 
     @_rpc
-    def Stats(self, request: pb.StatsRequest, context: Any, deadline: float | None):
+    async def Stats(self, request: pb.StatsRequest, deadline: float | None):
         self._require_index()
-        with self._stats_lock:  # one count at a time; others reuse it for 30 s
+        async with self._stats_lock:  # one count at a time; others reuse it for 30 s
             if self._stats_cache is None or time.monotonic() - self._stats_cache[0] > 30:
-                self._stats_cache = (time.monotonic(), self.store.count_documents(deadline))
+                self._stats_cache = (time.monotonic(), await self.index.count_documents(deadline))
             documents = self._stats_cache[1]
-        meta = self.store.meta
+        meta = self.index.meta
         return pb.StatsResponse(
             documents=documents,
             fingerprint_version=meta.fingerprint_version if meta else FINGERPRINT_VERSION,
             layout=meta.layout if meta else "",
-            tables=[t.name for t in self.store.tables.all()],
+            tables=[t.name for t in self.index.tables.all()],
             max_distance=MAX_DISTANCE,
         )

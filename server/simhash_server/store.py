@@ -77,7 +77,7 @@ class Document(NamedTuple):
     sketch: bytes = b""
 
 
-class _Near(NamedTuple):
+class Near(NamedTuple):
     """A stored document near a probe, with the sketch stored beside its id (empty without one)."""
 
     doc_id: str
@@ -140,6 +140,60 @@ def _fp_bytes(fp: int) -> bytes:
     return fp.to_bytes(8, "big")
 
 
+# -- the parts of a call that need no HBase, shared with AsyncIndexStore --------------------------------------
+def keyed_documents(items: Iterable[Document | tuple[str, int]]) -> list[tuple[bytes, Document]]:
+    """Checked documents with their row keys; the last entry wins for a repeated id."""
+    final: dict[bytes, Document] = {}
+    for item in items:
+        doc = Document(*item)
+        final[check_doc_id(doc.doc_id)] = doc
+        check_fingerprint(doc.simhash)
+    return list(final.items())
+
+
+def check_query(fp: int, max_distance: int) -> None:
+    check_fingerprint(fp)
+    if not 0 <= max_distance <= MAX_DISTANCE:
+        raise ValueError(
+            f"max_distance must be 0..{MAX_DISTANCE}: the 5-segment drawer index answers exactly only up to "
+            f"{MAX_DISTANCE}, got {max_distance}"
+        )
+
+
+def check_verified_query(fp: int, sketch: bytes, min_similarity: float, max_distance: int) -> None:
+    check_fingerprint(fp)
+    if not 0 <= max_distance <= VERIFY_MAX_DISTANCE:
+        raise ValueError(f"max_distance must be 0..{VERIFY_MAX_DISTANCE} with a similarity floor, got {max_distance}")
+    if not 0.0 <= min_similarity <= 1.0:
+        raise ValueError(f"min_similarity must be within 0..1, got {min_similarity}")
+    if not readable(sketch):
+        raise ValueError("the query's sketch is not of this server's sketch format")
+
+
+def ranked(near: Iterable[Near], limit: int | None) -> list[Hit]:
+    """Hits closest first, then by id."""
+    hits = [Hit(doc, candidate, distance) for doc, candidate, distance, _ in near]
+    hits.sort(key=lambda h: (h.distance, h.doc_id))
+    return hits if limit is None else hits[:limit]
+
+
+def verified(near: Iterable[Near], sketch: bytes, min_similarity: float, limit: int | None) -> Verified:
+    """Candidates checked against their stored sketches (see IndexStore.query_verified)."""
+    hits, below = [], 0
+    for doc, candidate, distance, stored in near:
+        if not readable(stored):
+            if distance <= MAX_DISTANCE:
+                hits.append(Hit(doc, candidate, distance))
+            continue
+        estimate = similarity(sketch, stored)
+        if estimate >= min_similarity:
+            hits.append(Hit(doc, candidate, distance, estimate))
+        else:
+            below += 1
+    hits.sort(key=lambda h: (h.distance, -(h.similarity or 0.0), h.doc_id))
+    return Verified(hits if limit is None else hits[:limit], below)
+
+
 class IndexStore:
     """One index in HBase.  Thread-safe; open it once per process and share it."""
 
@@ -166,11 +220,11 @@ class IndexStore:
             config.retries,
         )
         self._scans = ThreadPoolExecutor(max_workers=config.pool_size, thread_name_prefix="drawer-scan")
-        self._nearby: Coalescer[tuple[int, int], list[_Near]] = Coalescer(
-            self._near_many, config.batch_queries, config.lanes, BATCH_CALLS.labels("queries").observe
+        self._nearby: Coalescer[tuple[int, int], list[Near]] = Coalescer(
+            self.near_many, config.batch_queries, config.lanes, BATCH_CALLS.labels("queries").observe
         )
         self._writes: Coalescer[list[tuple[bytes, Document]], int] = Coalescer(
-            self._write_many, config.batch_documents, config.lanes, BATCH_CALLS.labels("writes").observe
+            self.write_many, config.batch_documents, config.lanes, BATCH_CALLS.labels("writes").observe
         )
         self.meta: IndexMeta | None = None
         self._regions: tuple[float, list[bytes]] | None = None
@@ -210,20 +264,15 @@ class IndexStore:
         A document given without a sketch replaces any sketch stored for it: it can no longer be verified.
         Concurrent calls are written together (one batch of HBase calls); each returns once its own
         documents are stored."""
-        final: dict[bytes, Document] = {}
-        for item in items:
-            doc = Document(*item)
-            final[check_doc_id(doc.doc_id)] = doc
-            check_fingerprint(doc.simhash)
-        if not final:
+        documents = keyed_documents(items)
+        if not documents:
             return 0
-        documents = list(final.items())
         self._writes.submit(documents, len(documents), deadline)
         return len(documents)
 
-    def _write_many(self, calls: list[list[tuple[bytes, Document]]], deadline: float | None) -> list[int]:
+    def write_many(self, calls: list[list[tuple[bytes, Document]]], deadline: float | None) -> list[int]:
         """One batch of writes for the (row key, document) pairs of several calls (later calls win for a
-        repeated id)."""
+        repeated id); callers reach it through a coalescer."""
         final: dict[bytes, int] = {}
         sketches: dict[bytes, bytes] = {}
         for documents in calls:
@@ -378,14 +427,15 @@ class IndexStore:
                 return out
             start = results[-1].row + b"\x00"
 
-    def _near_documents(self, fp: int, max_distance: int, deadline: float | None) -> list[_Near]:
+    def _near_documents(self, fp: int, max_distance: int, deadline: float | None) -> list[Near]:
         """Every document whose fingerprint shares a drawer with ``fp`` and is within ``max_distance`` of it.
 
         Concurrent lookups are answered together: one set of drawer scans and one fp2docs read for all."""
-        check_fingerprint(fp)
         return self._nearby.submit((fp, max_distance), deadline=deadline)
 
-    def _near_many(self, probes: list[tuple[int, int]], deadline: float | None) -> list[list[_Near]]:
+    def near_many(self, probes: list[tuple[int, int]], deadline: float | None) -> list[list[Near]]:
+        """For each (fingerprint, max_distance), the documents near it: one batch; callers reach it through a
+        coalescer."""
         found = self._candidates_many([fp for fp, _ in probes], deadline)
         near: list[dict[int, int]] = []
         for (fp, max_distance), candidates in zip(probes, found, strict=True):
@@ -403,7 +453,7 @@ class IndexStore:
         }
         return [
             [
-                _Near(column[2:].decode("utf-8"), candidate, distance, sketch)
+                Near(column[2:].decode("utf-8"), candidate, distance, sketch)
                 for candidate, distance in each.items()
                 for column, sketch in documents.get(candidate, {}).items()
             ]
@@ -414,17 +464,8 @@ class IndexStore:
         self, fp: int, max_distance: int = MAX_DISTANCE, limit: int | None = None, deadline: float | None = None
     ) -> list[Hit]:
         """Documents whose fingerprint is within ``max_distance`` of ``fp``, closest first, then by id."""
-        if not 0 <= max_distance <= MAX_DISTANCE:
-            raise ValueError(
-                f"max_distance must be 0..{MAX_DISTANCE}: the 5-segment drawer index answers exactly only up to "
-                f"{MAX_DISTANCE}, got {max_distance}"
-            )
-        hits = [
-            Hit(doc, candidate, distance)
-            for doc, candidate, distance, _ in self._near_documents(fp, max_distance, deadline)
-        ]
-        hits.sort(key=lambda h: (h.distance, h.doc_id))
-        return hits if limit is None else hits[:limit]
+        check_query(fp, max_distance)
+        return ranked(self._near_documents(fp, max_distance, deadline), limit)
 
     def query_verified(
         self,
@@ -444,24 +485,5 @@ class IndexStore:
         ``similarity`` None, so nothing the unverified query would answer disappears unexplained; beyond it,
         where only a sketch could vouch for it, it is left out.  Closest first, then most similar, then by id.
         """
-        if not 0 <= max_distance <= VERIFY_MAX_DISTANCE:
-            raise ValueError(
-                f"max_distance must be 0..{VERIFY_MAX_DISTANCE} with a similarity floor, got {max_distance}"
-            )
-        if not 0.0 <= min_similarity <= 1.0:
-            raise ValueError(f"min_similarity must be within 0..1, got {min_similarity}")
-        if not readable(sketch):
-            raise ValueError("the query's sketch is not of this server's sketch format")
-        hits, below = [], 0
-        for doc, candidate, distance, stored in self._near_documents(fp, max_distance, deadline):
-            if not readable(stored):
-                if distance <= MAX_DISTANCE:
-                    hits.append(Hit(doc, candidate, distance))
-                continue
-            estimate = similarity(sketch, stored)
-            if estimate >= min_similarity:
-                hits.append(Hit(doc, candidate, distance, estimate))
-            else:
-                below += 1
-        hits.sort(key=lambda h: (h.distance, -(h.similarity or 0.0), h.doc_id))
-        return Verified(hits if limit is None else hits[:limit], below)
+        check_verified_query(fp, sketch, min_similarity, max_distance)
+        return verified(self._near_documents(fp, max_distance, deadline), sketch, min_similarity, limit)

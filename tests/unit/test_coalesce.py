@@ -1,14 +1,18 @@
-"""Coalescer: concurrent submits share batches; results, errors and deadlines reach the right callers."""
+"""Coalescer and AsyncCoalescer: concurrent calls share batches; results, errors, deadlines and cancellations
+reach the right callers, and nothing waiting is run for a caller that has gone."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
+from collections.abc import Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
-from simhash_server.coalesce import Coalescer, DeadlinePassed
+from simhash_server.coalesce import AsyncCoalescer, Coalescer, DeadlinePassed
 
 
 class Recorder:
@@ -140,3 +144,158 @@ def test_a_batch_function_must_answer_every_item() -> None:
 def test_options_are_checked(max_size: int, lanes: int, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Coalescer(Recorder(), max_size=max_size, lanes=lanes)
+
+
+# -- AsyncCoalescer ---------------------------------------------------------------------------------------
+def run_async(main: Coroutine[Any, Any, None]) -> None:
+    asyncio.run(asyncio.wait_for(main, 20))
+
+
+async def entered(recorder: Recorder) -> None:
+    assert await asyncio.to_thread(recorder.entered.acquire, True, 5)
+
+
+async def queued(coalescer: AsyncCoalescer, count: int) -> None:
+    for _ in range(500):
+        if len(coalescer._queue) >= count:
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError(f"{count} items never queued")
+
+
+async def hold_first_async(max_size: int, item: int, lanes: int = 1) -> tuple[Recorder, AsyncCoalescer, asyncio.Task]:
+    """A coalescer whose first batch (``item`` alone) is running and held at its gate."""
+    recorder = Recorder()
+    coalescer: AsyncCoalescer[int, int] = AsyncCoalescer(recorder, max_size=max_size, lanes=lanes)
+    recorder.gate.clear()
+    first = asyncio.create_task(coalescer.submit(item))
+    await entered(recorder)
+    return recorder, coalescer, first
+
+
+def test_async_a_lone_call_runs_at_once_alone() -> None:
+    async def main() -> None:
+        recorder = Recorder()
+        coalescer = AsyncCoalescer(recorder, max_size=8, lanes=1)
+        assert await coalescer.submit(4) == 40
+        assert recorder.batches == [[4]]
+        coalescer.close()
+
+    run_async(main())
+
+
+def test_async_calls_arriving_while_a_batch_runs_share_the_next_one_within_max_size() -> None:
+    async def main() -> None:
+        recorder, coalescer, first = await hold_first_async(max_size=5, item=0)
+        rest = [asyncio.create_task(coalescer.submit(n)) for n in range(1, 8)]
+        await queued(coalescer, 7)
+        recorder.gate.set()
+        assert await first == 0
+        assert await asyncio.gather(*rest) == [n * 10 for n in range(1, 8)]
+        assert recorder.batches == [[0], [1, 2, 3, 4, 5], [6, 7]]
+
+    run_async(main())
+
+
+def test_async_an_error_reaches_every_caller_of_its_batch_only() -> None:
+    async def main() -> None:
+        recorder, coalescer, first = await hold_first_async(max_size=100, item=5)
+        doomed = [asyncio.create_task(coalescer.submit(n)) for n in (-1, 7)]
+        await queued(coalescer, 2)
+        recorder.gate.set()
+        assert await first == 50
+        for task in doomed:
+            with pytest.raises(OSError, match="HBase is down"):
+                await task
+
+    run_async(main())
+
+
+def test_async_a_waiting_call_past_its_deadline_gives_up_and_is_never_run() -> None:
+    async def main() -> None:
+        recorder, coalescer, first = await hold_first_async(max_size=100, item=1)
+        with pytest.raises(DeadlinePassed):
+            await coalescer.submit(2, deadline=time.monotonic() + 0.05)
+        assert not coalescer._queue
+        recorder.gate.set()
+        assert await first == 10
+        assert recorder.batches == [[1]]
+
+    run_async(main())
+
+
+def test_async_a_cancelled_waiting_call_is_never_run() -> None:
+    async def main() -> None:
+        recorder, coalescer, first = await hold_first_async(max_size=100, item=1)
+        gone = asyncio.create_task(coalescer.submit(2))
+        kept = asyncio.create_task(coalescer.submit(3))
+        await queued(coalescer, 2)
+        gone.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await gone
+        recorder.gate.set()
+        assert (await first, await kept) == (10, 30)
+        assert recorder.batches == [[1], [3]]
+
+    run_async(main())
+
+
+def test_async_a_running_call_past_its_deadline_gives_up_while_its_batch_finishes_for_the_others() -> None:
+    turns = threading.Semaphore(0)  # each batch waits for its own turn
+    batches: list[list[int]] = []
+
+    def one_turn_each(items: list[int], deadline: float | None) -> list[int]:
+        batches.append(list(items))
+        assert turns.acquire(timeout=10)
+        return [item * 10 for item in items]
+
+    async def main() -> None:
+        coalescer = AsyncCoalescer(one_turn_each, max_size=100, lanes=1)
+        first = asyncio.create_task(coalescer.submit(1))
+        await asyncio.sleep(0)
+        late = asyncio.create_task(coalescer.submit(2, deadline=time.monotonic() + 0.3))
+        patient = asyncio.create_task(coalescer.submit(3))
+        await queued(coalescer, 2)
+        turns.release()
+        assert await first == 10
+        await asyncio.sleep(0.05)
+        assert batches == [[1], [2, 3]]  # running, both taken
+        with pytest.raises(DeadlinePassed):
+            await late
+        turns.release()
+        assert await patient == 30
+
+    run_async(main())
+
+
+def test_async_lanes_bound_the_batches_running_at_once() -> None:
+    async def main() -> None:
+        recorder = Recorder()
+        coalescer = AsyncCoalescer(recorder, max_size=1, lanes=3)
+        recorder.gate.clear()
+        tasks = [asyncio.create_task(coalescer.submit(n)) for n in range(8)]
+        for _ in range(3):
+            await entered(recorder)
+        await queued(coalescer, 5)
+        assert recorder.running == 3
+        recorder.gate.set()
+        assert sorted(await asyncio.gather(*tasks)) == [n * 10 for n in range(8)]
+        assert recorder.most_running == 3
+        assert len(recorder.batches) == 8
+
+    run_async(main())
+
+
+def test_async_a_batch_function_must_answer_every_item() -> None:
+    async def main() -> None:
+        coalescer = AsyncCoalescer(lambda items, deadline: [], max_size=4, lanes=1)
+        with pytest.raises(RuntimeError, match="batch of 1 items gave 0 results"):
+            await coalescer.submit(1)
+
+    run_async(main())
+
+
+@pytest.mark.parametrize(("max_size", "lanes", "message"), [(0, 1, "max_size"), (1, 0, "lanes")])
+def test_async_options_are_checked(max_size: int, lanes: int, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        AsyncCoalescer(lambda items, deadline: items, max_size=max_size, lanes=lanes)

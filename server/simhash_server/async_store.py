@@ -1,0 +1,106 @@
+"""The index for asyncio callers (the gRPC server): IndexStore's operations, awaited.
+
+Thrift calls block, so they run in threads: queries and writes in the coalescers' batch threads (concurrent
+calls share one batch of HBase calls, as in IndexStore), everything else in the executor the caller gives.
+The event loop itself only checks arguments, queues work and ranks hits; docs/benchmarks.md (gRPC) has the
+measurement that chose this over a thread per call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor
+from typing import TypeVar
+
+from simhash_schema import IndexMeta, IndexTables
+from simhash_server.coalesce import AsyncCoalescer
+from simhash_server.metrics import BATCH_CALLS
+from simhash_server.store import (
+    MAX_DISTANCE,
+    VERIFY_MAX_DISTANCE,
+    Document,
+    Hit,
+    IndexStore,
+    Near,
+    Verified,
+    check_query,
+    check_verified_query,
+    keyed_documents,
+    ranked,
+    verified,
+)
+
+__all__ = ["AsyncIndexStore"]
+
+R = TypeVar("R")
+
+
+class AsyncIndexStore:
+    """Awaitable reads and writes of one IndexStore; create and use it on one event loop."""
+
+    def __init__(self, store: IndexStore, executor: Executor) -> None:
+        self.store = store
+        self._executor = executor
+        config = store.config
+        self._nearby: AsyncCoalescer[tuple[int, int], list[Near]] = AsyncCoalescer(
+            store.near_many, config.batch_queries, config.lanes, BATCH_CALLS.labels("queries").observe
+        )
+        self._writes: AsyncCoalescer[list[tuple[bytes, Document]], int] = AsyncCoalescer(
+            store.write_many, config.batch_documents, config.lanes, BATCH_CALLS.labels("writes").observe
+        )
+
+    @property
+    def meta(self) -> IndexMeta | None:
+        return self.store.meta
+
+    @property
+    def tables(self) -> IndexTables:
+        return self.store.tables
+
+    async def _blocking(self, call: Callable[..., R], *args: object) -> R:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, call, *args)
+
+    # -- reads ----------------------------------------------------------------------------------------
+    async def query(
+        self, fp: int, max_distance: int = MAX_DISTANCE, limit: int | None = None, deadline: float | None = None
+    ) -> list[Hit]:
+        check_query(fp, max_distance)
+        return ranked(await self._nearby.submit((fp, max_distance), deadline=deadline), limit)
+
+    async def query_verified(
+        self,
+        fp: int,
+        sketch: bytes,
+        min_similarity: float,
+        max_distance: int = VERIFY_MAX_DISTANCE,
+        limit: int | None = None,
+        deadline: float | None = None,
+    ) -> Verified:
+        check_verified_query(fp, sketch, min_similarity, max_distance)
+        near = await self._nearby.submit((fp, max_distance), deadline=deadline)
+        return verified(near, sketch, min_similarity, limit)
+
+    async def get(self, doc_id: str, deadline: float | None = None) -> int | None:
+        return await self._blocking(self.store.get, doc_id, deadline)
+
+    async def count_documents(self, deadline: float | None = None) -> int:
+        return await self._blocking(self.store.count_documents, deadline)
+
+    async def ping(self) -> None:
+        await self._blocking(self.store.ping)
+
+    # -- writes ---------------------------------------------------------------------------------------
+    async def index_many(self, items: Iterable[Document | tuple[str, int]], deadline: float | None = None) -> int:
+        documents = keyed_documents(items)
+        if documents:
+            await self._writes.submit(documents, len(documents), deadline)
+        return len(documents)
+
+    async def delete(self, doc_ids: Sequence[str], deadline: float | None = None) -> int:
+        return await self._blocking(self.store.delete, doc_ids, deadline)
+
+    def close(self) -> None:
+        self._nearby.close()
+        self._writes.close()
+        self.store.close()
