@@ -157,9 +157,10 @@ class AsyncCoalescer(Generic[T, R]):
     """``await submit(item)``: Coalescer's batching for asyncio callers.
 
     ``run_batch`` blocks (it calls HBase), so each batch runs in one of ``lanes`` worker threads; the event
-    loop only queues items and hands out results.  A caller whose deadline passes, or whose call is
-    cancelled, while its item waits is taken off the queue; once its batch runs, the batch finishes for the
-    others and the caller alone gets DeadlinePassed (or its cancellation).
+    loop only queues items and hands out results.  Deadlines cost no timer per call: gRPC cancels a call's
+    task when its deadline passes, and a cancelled caller's item leaves the queue (or, already running, its
+    batch finishes for the others).  An item whose deadline has passed when a batch forms gets
+    DeadlinePassed instead of a place in it; a batch's deadline is the latest of its callers'.
     """
 
     def __init__(
@@ -182,19 +183,25 @@ class AsyncCoalescer(Generic[T, R]):
         mine: _Waiting[T, R] = _Waiting(item, size, deadline, loop.create_future())
         self._queue.append(mine)
         self._start_batches(loop)
-        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
         try:
-            # shield: a caller that times out or is cancelled leaves the batch's future to the batch
-            return await asyncio.wait_for(asyncio.shield(mine.future), remaining)
-        except asyncio.TimeoutError:
-            if mine.future.done():
-                return mine.future.result()  # the batch's own error, or a result that came just in time
-            raise DeadlinePassed("the deadline passed while the call waited for HBase") from None
+            return await mine.future
         finally:
-            if not mine.taken:
+            if not mine.taken:  # cancelled while it waited
                 self._queue.remove(mine)
 
+    def _drop_expired(self) -> None:
+        now = time.monotonic()
+        if not any(w.deadline is not None and w.deadline <= now for w in self._queue):
+            return
+        for waiting in [w for w in self._queue if w.deadline is not None and w.deadline <= now]:
+            self._queue.remove(waiting)
+            waiting.taken = True
+            if not waiting.future.done():
+                waiting.future.set_exception(DeadlinePassed("the deadline passed while the call waited for HBase"))
+
     def _start_batches(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._busy < self.lanes:
+            self._drop_expired()
         while self._queue and self._busy < self.lanes:
             batch, deadline = _take_batch(self._queue, self.max_size)
             self._busy += 1

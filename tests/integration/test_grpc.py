@@ -165,6 +165,19 @@ def test_deadline_is_honoured(client) -> None:
         client.fingerprint(text, timeout=0.001)
 
 
+def test_work_stops_at_the_deadline_and_nothing_is_stored(client, ids) -> None:
+    from simhash_client import DeadlineExceeded, NotFound
+
+    # 50 texts of ~96 KB: fingerprinting them takes well over the 50 ms deadline, off the event loop
+    documents = [{"doc_id": f"{ids}late-{i}", "text": f"第{i}篇" + "近似重复" * 8_000} for i in range(50)]
+    with pytest.raises(DeadlineExceeded):
+        client.index_batch(documents, timeout=0.05)
+    time.sleep(1.5)  # long enough for the whole batch, had it gone on
+    for document in documents:
+        with pytest.raises(NotFound):
+            client.get(document["doc_id"])
+
+
 def test_health_reflection_and_metrics(server, client) -> None:
     from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 

@@ -211,15 +211,20 @@ def test_async_an_error_reaches_every_caller_of_its_batch_only() -> None:
     run_async(main())
 
 
-def test_async_a_waiting_call_past_its_deadline_gives_up_and_is_never_run() -> None:
+def test_async_a_call_whose_deadline_passed_while_it_waited_is_never_run() -> None:
     async def main() -> None:
         recorder, coalescer, first = await hold_first_async(max_size=100, item=1)
-        with pytest.raises(DeadlinePassed):
-            await coalescer.submit(2, deadline=time.monotonic() + 0.05)
-        assert not coalescer._queue
+        late = asyncio.create_task(coalescer.submit(2, deadline=time.monotonic() + 0.05))
+        kept = asyncio.create_task(coalescer.submit(3, deadline=time.monotonic() + 60))
+        await queued(coalescer, 2)
+        await asyncio.sleep(0.1)
         recorder.gate.set()
         assert await first == 10
-        assert recorder.batches == [[1]]
+        with pytest.raises(DeadlinePassed):
+            await late
+        assert await kept == 30
+        assert recorder.batches == [[1], [3]]
+        assert not coalescer._queue
 
     run_async(main())
 
@@ -240,7 +245,7 @@ def test_async_a_cancelled_waiting_call_is_never_run() -> None:
     run_async(main())
 
 
-def test_async_a_running_call_past_its_deadline_gives_up_while_its_batch_finishes_for_the_others() -> None:
+def test_async_a_running_call_cancelled_at_its_deadline_leaves_its_batch_to_the_others() -> None:
     turns = threading.Semaphore(0)  # each batch waits for its own turn
     batches: list[list[int]] = []
 
@@ -253,14 +258,15 @@ def test_async_a_running_call_past_its_deadline_gives_up_while_its_batch_finishe
         coalescer = AsyncCoalescer(one_turn_each, max_size=100, lanes=1)
         first = asyncio.create_task(coalescer.submit(1))
         await asyncio.sleep(0)
-        late = asyncio.create_task(coalescer.submit(2, deadline=time.monotonic() + 0.3))
+        late = asyncio.create_task(coalescer.submit(2))
         patient = asyncio.create_task(coalescer.submit(3))
         await queued(coalescer, 2)
         turns.release()
         assert await first == 10
         await asyncio.sleep(0.05)
         assert batches == [[1], [2, 3]]  # running, both taken
-        with pytest.raises(DeadlinePassed):
+        late.cancel()  # as gRPC does when a call's deadline passes
+        with pytest.raises(asyncio.CancelledError):
             await late
         turns.release()
         assert await patient == 30
