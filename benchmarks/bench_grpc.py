@@ -2,11 +2,14 @@
 
 Starts `simhash-index serve` over the 1e6-fingerprint index that bench_query.py loaded (table prefix
 bench_q1000000_r2), then drives it with ghz (a Go load generator: `make tools` builds it into var/bin):
+- Fingerprint of a 3-character text at concurrency 32: what any call costs (gRPC and the service's edge);
 - Query by fingerprint at concurrency 1 and 32 (half the probes near stored fingerprints, half random);
-- Index by fingerprint and by ~1 KB Chinese text at concurrency 32 (online writes, documents/s);
+- Index by fingerprint and by ~1 KB Chinese text at concurrency 32 (online writes of new documents: every
+  call a new id; documents/s);
 - IndexBatch of 100 fingerprints at concurrency 8 (documents/s for callers who can batch);
 and measures IndexStore.query in-process over the same probes (the floor of bench_query.py).
-Reports the server's resident memory under load.
+Reports the server's resident memory under load.  The documents it writes are deleted at the end, so the
+index keeps its 1e6 documents (their drawer rows stay, as orphans that queries skip).
 
     .venv/bin/python benchmarks/bench_grpc.py      # or: make bench-grpc
 """
@@ -158,33 +161,40 @@ def serve(port: int, env: dict[str, str], serve_args: str) -> subprocess.Popen:
     sys.exit("the server did not become healthy")
 
 
-def measure(ghz: str, local: LocalHBase, env: dict[str, str], serve_args: str, fps: list[int], queries: int):
+INDEX_CALLS, BATCH_CALLS, TEXT_CALLS = 5000, 300, 2000
+
+
+def measure(
+    ghz: str, local: LocalHBase, env: dict[str, str], serve_args: str, fps: list[int], queries: int, written: list[str]
+):
+    """ghz's results per call kind; the ids of the documents it wrote are added to ``written``."""
     port = Ports.free().thrift
     server = serve(port, env, serve_args)
     results = {}
+    run = f"bench-{time.time_ns()}-"  # new ids each run: every Index call stores a new document
     try:
         pids = {"server": server.pid} | {name: s["pid"] for name, s in local.status().items() if s["pid"]}
+        short = [{"text": "短文本"}]
+        results["Fingerprint of 3 characters c=32"] = run_ghz(ghz, port, "Fingerprint", short, 32, queries, pids)
         by_simhash = [{"simhash": str(fp)} for fp in fps]
         run_ghz(ghz, port, "Query", by_simhash, 8, 1000, pids)  # warm up
         for c in (1, 32):
             results[f"Query c={c}"] = run_ghz(ghz, port, "Query", by_simhash, c, queries, pids)
         rng = np.random.default_rng(99)
-        by_fp = [
-            {"doc_id": f"bench-online-{i}", "simhash": str(int(v))}
-            for i, v in enumerate(rng.integers(0, 2**64, size=1000, dtype=np.uint64))
-        ]
-        results["Index by simhash c=32"] = run_ghz(ghz, port, "Index", by_fp, 32, 5000, pids)
+        values = rng.integers(0, 2**64, size=INDEX_CALLS + BATCH_CALLS * BATCH_DOCUMENTS, dtype=np.uint64)
+        by_fp = [{"doc_id": f"{run}{i}", "simhash": str(int(v))} for i, v in enumerate(values)]
+        online, batched = by_fp[:INDEX_CALLS], by_fp[INDEX_CALLS:]
+        results["Index by simhash c=32"] = run_ghz(ghz, port, "Index", online, 32, INDEX_CALLS, pids)
         n = BATCH_DOCUMENTS
-        batches = [  # bulk callers' way: documents/s when each call carries 100
-            {"documents": [{**d, "doc_id": f"bench-batch-{d['doc_id']}"} for d in by_fp[b : b + n]]}
-            for b in range(0, len(by_fp), n)
-        ]
-        results["IndexBatch of 100 by simhash c=8"] = run_ghz(ghz, port, "IndexBatch", batches, 8, 300, pids)
+        batches = [{"documents": batched[b : b + n]} for b in range(0, len(batched), n)]  # bulk callers' way
+        results["IndexBatch of 100 by simhash c=8"] = run_ghz(ghz, port, "IndexBatch", batches, 8, BATCH_CALLS, pids)
         results["IndexBatch of 100 by simhash c=8"]["documents"] = BATCH_DOCUMENTS
         from bench_fingerprint import one_kb_docs
 
-        by_text = [{"doc_id": f"bench-online-text-{i}", "text": t} for i, t in enumerate(one_kb_docs(500))]
-        results["Index by 1 KB text c=32"] = run_ghz(ghz, port, "Index", by_text, 32, 2000, pids)
+        texts = one_kb_docs(500)
+        by_text = [{"doc_id": f"{run}text-{i}", "text": texts[i % len(texts)]} for i in range(TEXT_CALLS)]
+        results["Index by 1 KB text c=32"] = run_ghz(ghz, port, "Index", by_text, 32, TEXT_CALLS, pids)
+        written += [d["doc_id"] for d in by_fp + by_text]
     finally:
         server.terminate()
         server.wait(30)
@@ -215,11 +225,16 @@ def main() -> None:
     configs = {"serve " + (args.serve_args or "(defaults)"): args.serve_args}
     if args.baseline_args:
         configs = {"serve " + args.baseline_args: args.baseline_args, **configs}
-    runs = {label: measure(ghz, local, env, serve_args, fps, args.queries) for label, serve_args in configs.items()}
+    written: list[str] = []
+    runs = {
+        label: measure(ghz, local, env, serve_args, fps, args.queries, written) for label, serve_args in configs.items()
+    }
     store = IndexStore(
         StoreConfig(thrift_port=local.ports.thrift, thrift2_port=local.ports.thrift2, table_prefix=prefix)
     )
     store.open()
+    for start in range(0, len(written), 1000):
+        store.delete(written[start : start + 1000])
     floor = []
     for fp in fps[:100] + fps:
         began = time.perf_counter()
