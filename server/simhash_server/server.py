@@ -83,10 +83,13 @@ class SimHashServer:
 
     def _configure_port(self, server: grpc.aio.Server) -> int:
         tls = self.config.tls
-        if tls is not None:
-            port = server.add_secure_port(self.config.address, tls.server_credentials())
-        else:
-            port = server.add_insecure_port(self.config.address)
+        try:
+            if tls is not None:
+                port = server.add_secure_port(self.config.address, tls.server_credentials())
+            else:
+                port = server.add_insecure_port(self.config.address)
+        except RuntimeError as exc:  # grpc's "Failed to bind to address ..."
+            raise OSError(f"cannot listen on {self.config.address}: in use, or not an address of this host") from exc
         if port == 0:
             raise OSError(f"cannot listen on {self.config.address}")
         return port
@@ -108,7 +111,10 @@ class SimHashServer:
         from prometheus_client import start_http_server
 
         host, _, port = self.config.metrics_address.rpartition(":")
-        start_http_server(int(port), addr=host or "127.0.0.1")
+        try:
+            start_http_server(int(port), addr=host or "127.0.0.1")
+        except OSError as exc:
+            raise OSError(f"cannot serve metrics on {self.config.metrics_address}: {exc.strerror}") from exc
 
     # -- health: NOT_SERVING while HBase (or the index) is unreachable ------------------------------------
     async def _set_health(self, status: Any) -> None:

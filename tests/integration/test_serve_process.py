@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -83,3 +84,21 @@ def test_sigterm_lets_in_flight_calls_finish_and_refuses_new_ones(serve_process)
     assert proc.wait(30) == 0
     log = proc.stdout.read()
     assert "signal 15: stopping gracefully" in log and "stopped" in log
+
+
+def test_a_taken_address_is_a_clear_error_without_a_traceback(index, hbase) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**os.environ, "SIMHASH_TABLE_PREFIX": index.config.table_prefix}
+        done = subprocess.run(
+            [CLI, "serve", "--address", f"127.0.0.1:{port}", "--metrics-address", ""],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 1, done.stderr
+    assert f"Error: cannot listen on 127.0.0.1:{port}: in use" in done.stderr
+    assert "Traceback" not in done.stderr
