@@ -44,10 +44,10 @@ class AsyncIndexStore:
         self._executor = executor
         config = store.config
         self._nearby: AsyncCoalescer[tuple[int, int], list[Near]] = AsyncCoalescer(
-            store.near_many, config.batch_queries, config.lanes, BATCH_CALLS.labels("queries").observe
+            store.near_many, config.batch_queries, config.query_lanes, BATCH_CALLS.labels("queries").observe
         )
         self._writes: AsyncCoalescer[list[tuple[bytes, Document]], int] = AsyncCoalescer(
-            store.write_many, config.batch_documents, config.lanes, BATCH_CALLS.labels("writes").observe
+            store.write_many, config.batch_documents, config.write_lanes, BATCH_CALLS.labels("writes").observe
         )
 
     @property

@@ -45,12 +45,20 @@ from simhash_server.cli_options import store_config, store_options
     help="Thrift connections per gateway.",
 )
 @click.option(
-    "--lanes",
+    "--query-lanes",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    envvar="SIMHASH_QUERY_LANES",
+    help="Batches of drawer scans at once; concurrent queries share batches.",
+)
+@click.option(
+    "--write-lanes",
     type=click.IntRange(1),
     default=2,
     show_default=True,
-    envvar="SIMHASH_LANES",
-    help="Batches of HBase calls at once, for queries and for writes; concurrent calls share batches.",
+    envvar="SIMHASH_WRITE_LANES",
+    help="Batches of writes at once; concurrent Index calls share batches.",
 )
 @click.option(
     "--batch-queries",
@@ -150,7 +158,8 @@ def serve(
     metrics_address: str,
     grace_seconds: float,
     pool_size: int,
-    lanes: int,
+    query_lanes: int,
+    write_lanes: int,
     batch_queries: int,
     batch_documents: int,
     workers: int,
@@ -186,7 +195,12 @@ def serve(
             grace_seconds=grace_seconds,
             limits=limits,
             store=store_config(
-                opts, pool_size=pool_size, lanes=lanes, batch_queries=batch_queries, batch_documents=batch_documents
+                opts,
+                pool_size=pool_size,
+                query_lanes=query_lanes,
+                write_lanes=write_lanes,
+                batch_queries=batch_queries,
+                batch_documents=batch_documents,
             ),
             tls=_tls(tls_cert, tls_key, tls_client_ca),
             tokens=_tokens(tokens_file),

@@ -113,8 +113,10 @@ class StoreConfig:
     retries: int = 2
     wal: bool = True
     # Concurrent calls share HBase calls (simhash_server.coalesce): at most this many batches at once, of
-    # at most this many queries or documents each.  docs/benchmarks.md has the measurements.
-    lanes: int = 2
+    # at most this many queries or documents each.  One query lane makes bigger batches, so fewer scans per
+    # query; two write lanes keep the region server busy with large batches.  docs/benchmarks.md (gRPC).
+    query_lanes: int = 1
+    write_lanes: int = 2
     batch_queries: int = 32
     batch_documents: int = 1_000
 
@@ -221,10 +223,10 @@ class IndexStore:
         )
         self._scans = ThreadPoolExecutor(max_workers=config.pool_size, thread_name_prefix="drawer-scan")
         self._nearby: Coalescer[tuple[int, int], list[Near]] = Coalescer(
-            self.near_many, config.batch_queries, config.lanes, BATCH_CALLS.labels("queries").observe
+            self.near_many, config.batch_queries, config.query_lanes, BATCH_CALLS.labels("queries").observe
         )
         self._writes: Coalescer[list[tuple[bytes, Document]], int] = Coalescer(
-            self.write_many, config.batch_documents, config.lanes, BATCH_CALLS.labels("writes").observe
+            self.write_many, config.batch_documents, config.write_lanes, BATCH_CALLS.labels("writes").observe
         )
         self.meta: IndexMeta | None = None
         self._regions: tuple[float, list[bytes]] | None = None
