@@ -40,11 +40,24 @@ class _Queued(Protocol):
 Q = TypeVar("Q", bound=_Queued)
 
 
-def _check_options(max_size: int, lanes: int) -> None:
-    if max_size < 1:
-        raise ValueError(f"max_size must be >= 1, got {max_size}")
-    if lanes < 1:
-        raise ValueError(f"lanes must be >= 1, got {lanes}")
+class _Batching(Generic[T, R]):
+    """What both coalescers hold: the batch function, its limits, and how many batches are running."""
+
+    def __init__(
+        self,
+        run_batch: Callable[[list[T], float | None], Sequence[R]],
+        max_size: int,
+        lanes: int,
+        observe: Callable[[int], None] | None = None,
+    ) -> None:
+        if max_size < 1:
+            raise ValueError(f"max_size must be >= 1, got {max_size}")
+        if lanes < 1:
+            raise ValueError(f"lanes must be >= 1, got {lanes}")
+        self._run_batch = run_batch
+        self._observe = observe  # told each batch's number of calls
+        self.max_size, self.lanes = max_size, lanes
+        self._busy = 0
 
 
 def _take_batch(queue: deque[Q], max_size: int) -> tuple[list[Q], float | None]:
@@ -72,7 +85,7 @@ class _Pending(Generic[T, R]):
         self.error: BaseException | None = None
 
 
-class Coalescer(Generic[T, R]):
+class Coalescer(_Batching[T, R]):
     """``submit(item)`` returns ``run_batch(items)[i]`` for its item, sharing the call with concurrent items.
 
     ``run_batch(items, deadline)`` must return one result per item, in order; an exception it raises is
@@ -89,12 +102,8 @@ class Coalescer(Generic[T, R]):
         lanes: int,
         observe: Callable[[int], None] | None = None,
     ) -> None:
-        _check_options(max_size, lanes)
-        self._run_batch = run_batch
-        self._observe = observe  # told each batch's number of calls
-        self.max_size, self.lanes = max_size, lanes
+        super().__init__(run_batch, max_size, lanes, observe)
         self._queue: deque[_Pending[T, R]] = deque()
-        self._busy = 0
         self._lock = threading.Lock()
 
     def submit(self, item: T, size: int = 1, deadline: float | None = None) -> R:
@@ -153,7 +162,7 @@ class _Waiting(Generic[T, R]):
         self.taken = False
 
 
-class AsyncCoalescer(Generic[T, R]):
+class AsyncCoalescer(_Batching[T, R]):
     """``await submit(item)``: Coalescer's batching for asyncio callers.
 
     ``run_batch`` blocks (it calls HBase), so each batch runs in one of ``lanes`` worker threads; the event
@@ -170,12 +179,8 @@ class AsyncCoalescer(Generic[T, R]):
         lanes: int,
         observe: Callable[[int], None] | None = None,
     ) -> None:
-        _check_options(max_size, lanes)
-        self._run_batch = run_batch
-        self._observe = observe
-        self.max_size, self.lanes = max_size, lanes
+        super().__init__(run_batch, max_size, lanes, observe)
         self._queue: deque[_Waiting[T, R]] = deque()
-        self._busy = 0
         self._threads = ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="batch")
 
     async def submit(self, item: T, size: int = 1, deadline: float | None = None) -> R:
