@@ -8,8 +8,9 @@ bench_q1000000_r2), then drives it with ghz (a Go load generator: `make tools` b
   call a new id; documents/s);
 - IndexBatch of 100 fingerprints at concurrency 8 (documents/s for callers who can batch);
 and measures IndexStore.query in-process over the same probes (the floor of bench_query.py).
-Reports the server's resident memory under load.  The documents it writes are deleted at the end, so the
-index keeps its 1e6 documents (their drawer rows stay, as orphans that queries skip).
+Reports the server's resident memory under load.  Every server's reads run before any server's writes, so
+each read sees the same index; the documents written are deleted at the end, so the index keeps its 1e6
+documents (their drawer rows stay, as orphans that queries skip).
 
     .venv/bin/python benchmarks/bench_grpc.py      # or: make bench-grpc
 """
@@ -17,6 +18,7 @@ index keeps its 1e6 documents (their drawer rows stay, as orphans that queries s
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -24,7 +26,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import grpc
 import numpy as np
@@ -35,6 +39,8 @@ from simhash_deploy import LocalHBase, Ports
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_bulkload import cpu_seconds
 
+from simhash_server.drawers import drawer_keys
+from simhash_server.fingerprint import fingerprint
 from simhash_server.store import IndexStore, StoreConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -131,7 +137,7 @@ def run_ghz(ghz: str, port: int, method: str, data: list[dict], concurrency: int
 
 
 # One batch per call and no bound on lanes: every call makes its own HBase calls, as before coalescing.
-UNCOALESCED = "--lanes 64 --batch-queries 1 --batch-documents 1"
+UNCOALESCED = "--query-lanes 64 --write-lanes 64 --batch-queries 1 --batch-documents 1"
 BATCH_DOCUMENTS = 100
 
 
@@ -164,48 +170,71 @@ def serve(port: int, env: dict[str, str], serve_args: str) -> subprocess.Popen:
 INDEX_CALLS, BATCH_CALLS, TEXT_CALLS = 5000, 300, 2000
 
 
-def measure(
-    ghz: str, local: LocalHBase, env: dict[str, str], serve_args: str, fps: list[int], queries: int, written: list[str]
-):
-    """ghz's results per call kind; the ids of the documents it wrote are added to ``written``."""
+def reads(ghz: str, port: int, pids: dict[str, int], fps: list[int], queries: int) -> dict[str, dict]:
+    short = [{"text": "短文本"}]
+    results = {"Fingerprint of 3 characters c=32": run_ghz(ghz, port, "Fingerprint", short, 32, queries, pids)}
+    by_simhash = [{"simhash": str(fp)} for fp in fps]
+    run_ghz(ghz, port, "Query", by_simhash, 8, 1000, pids)  # warm up
+    for c in (1, 32):
+        results[f"Query c={c}"] = run_ghz(ghz, port, "Query", by_simhash, c, queries, pids)
+    return results
+
+
+def writes(ghz: str, port: int, pids: dict[str, int], written: dict[str, int]) -> dict[str, dict]:
+    """Index calls of new documents (new ids every run), added to ``written`` (id -> fingerprint)."""
+    run = f"bench-{time.time_ns()}-"
+    rng = np.random.default_rng(99)
+    values = rng.integers(0, 2**64, size=INDEX_CALLS + BATCH_CALLS * BATCH_DOCUMENTS, dtype=np.uint64)
+    by_fp = [{"doc_id": f"{run}{i}", "simhash": str(int(v))} for i, v in enumerate(values)]
+    online, batched = by_fp[:INDEX_CALLS], by_fp[INDEX_CALLS:]
+    results = {"Index by simhash c=32": run_ghz(ghz, port, "Index", online, 32, INDEX_CALLS, pids)}
+    n = BATCH_DOCUMENTS
+    batches = [{"documents": batched[b : b + n]} for b in range(0, len(batched), n)]  # bulk callers' way
+    results["IndexBatch of 100 by simhash c=8"] = run_ghz(ghz, port, "IndexBatch", batches, 8, BATCH_CALLS, pids)
+    results["IndexBatch of 100 by simhash c=8"]["documents"] = BATCH_DOCUMENTS
+    from bench_fingerprint import one_kb_docs
+
+    texts = one_kb_docs(500)
+    by_text = [{"doc_id": f"{run}text-{i}", "text": texts[i % len(texts)]} for i in range(TEXT_CALLS)]
+    results["Index by 1 KB text c=32"] = run_ghz(ghz, port, "Index", by_text, 32, TEXT_CALLS, pids)
+    written |= {d["doc_id"]: int(d["simhash"]) for d in by_fp}
+    written |= {d["doc_id"]: fingerprint(d["text"]).value for d in by_text}
+    return results
+
+
+def forget(store: IndexStore, written: dict[str, int]) -> None:
+    """Delete the documents the benchmark wrote, and their drawer rows, so the index is as bench_query.py
+    left it (the fingerprints are the benchmark's own: random, or of its texts)."""
+    ids = list(written)
+    for start in range(0, len(ids), 1000):
+        store.delete(ids[start : start + 1000])
+    keys = [key for fp in set(written.values()) for key in drawer_keys(fp)]
+
+    def drop(conn: Any) -> None:
+        with conn.table(store.tables.drawers.name).batch(batch_size=10_000) as batch:
+            for key in keys:
+                batch.delete(key)
+
+    store.thrift1.run(drop)
+
+
+def measure(local: LocalHBase, env: dict[str, str], serve_args: str, load: Callable[..., dict], *args: Any) -> dict:
+    """``load(port, pids, *args)`` against a server started for it on ``port``."""
     port = Ports.free().thrift
     server = serve(port, env, serve_args)
-    results = {}
-    run = f"bench-{time.time_ns()}-"  # new ids each run: every Index call stores a new document
     try:
         pids = {"server": server.pid} | {name: s["pid"] for name, s in local.status().items() if s["pid"]}
-        short = [{"text": "短文本"}]
-        results["Fingerprint of 3 characters c=32"] = run_ghz(ghz, port, "Fingerprint", short, 32, queries, pids)
-        by_simhash = [{"simhash": str(fp)} for fp in fps]
-        run_ghz(ghz, port, "Query", by_simhash, 8, 1000, pids)  # warm up
-        for c in (1, 32):
-            results[f"Query c={c}"] = run_ghz(ghz, port, "Query", by_simhash, c, queries, pids)
-        rng = np.random.default_rng(99)
-        values = rng.integers(0, 2**64, size=INDEX_CALLS + BATCH_CALLS * BATCH_DOCUMENTS, dtype=np.uint64)
-        by_fp = [{"doc_id": f"{run}{i}", "simhash": str(int(v))} for i, v in enumerate(values)]
-        online, batched = by_fp[:INDEX_CALLS], by_fp[INDEX_CALLS:]
-        results["Index by simhash c=32"] = run_ghz(ghz, port, "Index", online, 32, INDEX_CALLS, pids)
-        n = BATCH_DOCUMENTS
-        batches = [{"documents": batched[b : b + n]} for b in range(0, len(batched), n)]  # bulk callers' way
-        results["IndexBatch of 100 by simhash c=8"] = run_ghz(ghz, port, "IndexBatch", batches, 8, BATCH_CALLS, pids)
-        results["IndexBatch of 100 by simhash c=8"]["documents"] = BATCH_DOCUMENTS
-        from bench_fingerprint import one_kb_docs
-
-        texts = one_kb_docs(500)
-        by_text = [{"doc_id": f"{run}text-{i}", "text": texts[i % len(texts)]} for i in range(TEXT_CALLS)]
-        results["Index by 1 KB text c=32"] = run_ghz(ghz, port, "Index", by_text, 32, TEXT_CALLS, pids)
-        written += [d["doc_id"] for d in by_fp + by_text]
+        return load(port, pids, *args)
     finally:
         server.terminate()
         server.wait(30)
-    return results
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--queries", type=int, default=5000)
     parser.add_argument("--regions", type=int, default=2, help="Which bench_query.py index to serve.")
-    parser.add_argument("--serve-args", default="", help="Extra `simhash-index serve` options, e.g. '--lanes 4'.")
+    parser.add_argument("--serve-args", default="", help="Extra `simhash-index serve` options, e.g. '--query-lanes 2'.")
     parser.add_argument(
         "--baseline-args",
         default=UNCOALESCED,
@@ -225,22 +254,27 @@ def main() -> None:
     configs = {"serve " + (args.serve_args or "(defaults)"): args.serve_args}
     if args.baseline_args:
         configs = {"serve " + args.baseline_args: args.baseline_args, **configs}
-    written: list[str] = []
-    runs = {
-        label: measure(ghz, local, env, serve_args, fps, args.queries, written) for label, serve_args in configs.items()
+    # Every server's reads first, then every server's writes: each read sees the same index.
+    runs: dict[str, dict[str, dict]] = {
+        label: measure(local, env, serve_args, functools.partial(reads, ghz), fps, args.queries)
+        for label, serve_args in configs.items()
     }
     store = IndexStore(
         StoreConfig(thrift_port=local.ports.thrift, thrift2_port=local.ports.thrift2, table_prefix=prefix)
     )
     store.open()
-    for start in range(0, len(written), 1000):
-        store.delete(written[start : start + 1000])
     floor = []
     for fp in fps[:100] + fps:
         began = time.perf_counter()
         store.query(fp)
         floor.append(time.perf_counter() - began)
-    store.close()
+    written: dict[str, int] = {}
+    try:
+        for label, serve_args in configs.items():
+            runs[label] |= measure(local, env, serve_args, functools.partial(writes, ghz), written)
+    finally:
+        forget(store, written)
+        store.close()
     floor = sorted(floor[100:])
     print(f"N = {N:,} fingerprints; ghz, {args.queries} queries per concurrency level")
     print("| server | call | p50 ms | p99 ms | calls/s | documents/s | status codes | server RSS MB (peak) |")
