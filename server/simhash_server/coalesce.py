@@ -14,6 +14,7 @@ server, whose callers wait on futures instead of each holding a thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections import deque
@@ -196,8 +197,6 @@ class AsyncCoalescer(_Batching[T, R]):
 
     def _drop_expired(self) -> None:
         now = time.monotonic()
-        if not any(w.deadline is not None and w.deadline <= now for w in self._queue):
-            return
         for waiting in [w for w in self._queue if w.deadline is not None and w.deadline <= now]:
             self._queue.remove(waiting)
             waiting.taken = True
@@ -213,9 +212,12 @@ class AsyncCoalescer(_Batching[T, R]):
             if self._observe is not None:
                 self._observe(len(batch))
             running = self._threads.submit(self._run_batch, [w.item for w in batch], deadline)
-            running.add_done_callback(
-                lambda done, batch=batch: loop.call_soon_threadsafe(self._finish, loop, batch, done)
-            )
+            running.add_done_callback(lambda done, batch=batch: self._hand_back(loop, batch, done))
+
+    def _hand_back(self, loop: asyncio.AbstractEventLoop, batch: list[_Waiting[T, R]], done: Future[Any]) -> None:
+        """In the batch's thread: have the loop deliver the results."""
+        with contextlib.suppress(RuntimeError):  # the loop has closed: the server stopped, nobody waits
+            loop.call_soon_threadsafe(self._finish, loop, batch, done)
 
     def _finish(self, loop: asyncio.AbstractEventLoop, batch: list[_Waiting[T, R]], done: Future[Any]) -> None:
         self._busy -= 1

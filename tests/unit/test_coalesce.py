@@ -305,3 +305,20 @@ def test_async_a_batch_function_must_answer_every_item() -> None:
 def test_async_options_are_checked(max_size: int, lanes: int, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         AsyncCoalescer(lambda items, deadline: items, max_size=max_size, lanes=lanes)
+
+
+def test_async_a_batch_that_ends_after_its_loop_closed_is_dropped_quietly(caplog) -> None:
+    recorder = Recorder()
+    recorder.gate.clear()
+
+    async def main() -> AsyncCoalescer:
+        coalescer = AsyncCoalescer(recorder, max_size=8, lanes=1)
+        asyncio.get_running_loop().create_task(coalescer.submit(1))
+        await entered(recorder)
+        return coalescer  # asyncio.run cancels the waiting caller and closes the loop
+
+    coalescer = asyncio.run(main())
+    recorder.gate.set()
+    coalescer._threads.shutdown(wait=True)
+    assert recorder.batches == [[1]]
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
