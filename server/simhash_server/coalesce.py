@@ -41,8 +41,8 @@ class _Queued(Protocol):
 Q = TypeVar("Q", bound=_Queued)
 
 
-class _Batching(Generic[T, R]):
-    """What both coalescers hold: the batch function, its limits, and how many batches are running."""
+class _Batching(Generic[T, R, Q]):
+    """What both coalescers hold: the batch function, its limits, the queue and how many batches run."""
 
     def __init__(
         self,
@@ -59,6 +59,11 @@ class _Batching(Generic[T, R]):
         self._observe = observe  # told each batch's number of calls
         self.max_size, self.lanes = max_size, lanes
         self._busy = 0
+        self._queue: deque[Q] = deque()
+        self._prepare()
+
+    def _prepare(self) -> None:
+        """Set up what the subclass waits with."""
 
 
 def _take_batch(queue: deque[Q], max_size: int) -> tuple[list[Q], float | None]:
@@ -86,7 +91,7 @@ class _Pending(Generic[T, R]):
         self.error: BaseException | None = None
 
 
-class Coalescer(_Batching[T, R]):
+class Coalescer(_Batching[T, R, _Pending[T, R]]):
     """``submit(item)`` returns ``run_batch(items)[i]`` for its item, sharing the call with concurrent items.
 
     ``run_batch(items, deadline)`` must return one result per item, in order; an exception it raises is
@@ -96,15 +101,7 @@ class Coalescer(_Batching[T, R]):
     DeadlinePassed, while the batch finishes for the others.
     """
 
-    def __init__(
-        self,
-        run_batch: Callable[[list[T], float | None], Sequence[R]],
-        max_size: int,
-        lanes: int,
-        observe: Callable[[int], None] | None = None,
-    ) -> None:
-        super().__init__(run_batch, max_size, lanes, observe)
-        self._queue: deque[_Pending[T, R]] = deque()
+    def _prepare(self) -> None:
         self._lock = threading.Lock()
 
     def submit(self, item: T, size: int = 1, deadline: float | None = None) -> R:
@@ -163,7 +160,7 @@ class _Waiting(Generic[T, R]):
         self.taken = False
 
 
-class AsyncCoalescer(_Batching[T, R]):
+class AsyncCoalescer(_Batching[T, R, _Waiting[T, R]]):
     """``await submit(item)``: Coalescer's batching for asyncio callers.
 
     ``run_batch`` blocks (it calls HBase), so each batch runs in one of ``lanes`` worker threads; the event
@@ -173,16 +170,8 @@ class AsyncCoalescer(_Batching[T, R]):
     DeadlinePassed instead of a place in it; a batch's deadline is the latest of its callers'.
     """
 
-    def __init__(
-        self,
-        run_batch: Callable[[list[T], float | None], Sequence[R]],
-        max_size: int,
-        lanes: int,
-        observe: Callable[[int], None] | None = None,
-    ) -> None:
-        super().__init__(run_batch, max_size, lanes, observe)
-        self._queue: deque[_Waiting[T, R]] = deque()
-        self._threads = ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="batch")
+    def _prepare(self) -> None:
+        self._threads = ThreadPoolExecutor(max_workers=self.lanes, thread_name_prefix="batch")
 
     async def submit(self, item: T, size: int = 1, deadline: float | None = None) -> R:
         loop = asyncio.get_running_loop()
