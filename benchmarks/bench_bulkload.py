@@ -31,7 +31,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def write_binary(path: Path, n: int, seed: int) -> None:
-    """The bin format (simhash_server.bulk_input): magic, then u64 fingerprint + u16 id length + id."""
+    """The bin format (simhash_server.bulk.input): magic, then u64 fingerprint + u16 id length + id."""
     rng = np.random.default_rng(seed)
     with open(path, "wb") as f:
         f.write(b"SHBULK1\n")

@@ -17,7 +17,7 @@ import numpy as np
 
 from simhash_deploy import LocalHBase
 from simhash_schema import apply_schema, connect, index_tables
-from simhash_server.store import IndexStore, StoreConfig
+from simhash_server.index.store import IndexStore, StoreConfig
 
 CODECS = ("NONE", "SNAPPY", "LZ4", "ZSTD")
 

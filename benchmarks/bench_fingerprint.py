@@ -23,9 +23,9 @@ from corpus import load_corpus
 from eval_accuracy import simhash_package
 
 from simhash_server.fingerprint import fingerprint
-from simhash_server.native import fingerprinter
-from simhash_server.normalize import normalize
-from simhash_server.tokens import tokenize
+from simhash_server.fingerprint.native import fingerprinter
+from simhash_server.fingerprint.normalize import normalize
+from simhash_server.fingerprint.tokens import tokenize
 
 ROOT = Path(__file__).resolve().parents[1]
 COPIES = 30  # of the documents, for the --workers runs: enough that start-up does not dominate
@@ -46,7 +46,7 @@ def jieba_tokens(normalized: str) -> list[str]:
     """The reference: jieba itself on each Han run, the project's rules elsewhere."""
     import jieba
 
-    from simhash_server.tokens import _RUNS
+    from simhash_server.fingerprint.tokens import _RUNS
 
     jieba.setLogLevel(60)
     out: list[str] = []

@@ -39,9 +39,9 @@ from simhash_deploy import LocalHBase, Ports
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_bulkload import cpu_seconds
 
-from simhash_server.drawers import drawer_keys
 from simhash_server.fingerprint import fingerprint
-from simhash_server.store import IndexStore, StoreConfig
+from simhash_server.index.keys import drawer_keys
+from simhash_server.index.store import IndexStore, StoreConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 PREFIX = "bench_q1000000_r{regions}"

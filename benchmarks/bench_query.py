@@ -26,8 +26,8 @@ import happybase
 import numpy as np
 
 from simhash_schema import ENCODINGS, apply_schema, connect, hbase2, index_tables
-from simhash_server.drawers import drawer_prefixes
-from simhash_server.store import IndexStore, StoreConfig
+from simhash_server.index.keys import drawer_prefixes
+from simhash_server.index.store import IndexStore, StoreConfig
 
 LOAD_BATCH = 5000
 

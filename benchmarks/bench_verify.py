@@ -33,10 +33,10 @@ from datasketch import MinHash
 from simhash_deploy import LocalHBase
 from simhash_schema import apply_schema, connect, index_tables
 from simhash_server.fingerprint import Fingerprint, fingerprint
-from simhash_server.normalize import normalize
-from simhash_server.sketch import SKETCH_BINS, SKETCH_FORMAT, sketch
-from simhash_server.store import Document, IndexStore, StoreConfig
-from simhash_server.tokens import tokenize
+from simhash_server.fingerprint.normalize import normalize
+from simhash_server.fingerprint.sketch import SKETCH_BINS, SKETCH_FORMAT, sketch
+from simhash_server.fingerprint.tokens import tokenize
+from simhash_server.index.store import Document, IndexStore, StoreConfig
 
 
 def open_store(prefix: str, args: argparse.Namespace) -> IndexStore:

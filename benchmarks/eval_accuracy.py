@@ -6,7 +6,7 @@ pairs of documents.  For k = 0..6 and thresholds 0.8 and 0.9 it reports precisio
 (PyPI), and writes the tables to docs/accuracy.md.
 
 Verified mode (what a query with `min_similarity` does): a candidate is kept only if the estimate from the
-two documents' stored sketches (simhash_server.sketch) reaches the floor.  Candidates are either the pairs
+two documents' stored sketches (simhash_server.fingerprint.sketch) reaches the floor.  Candidates are either the pairs
 within k <= 3, or every pair that shares a drawer and is within VERIFY_MAX_DISTANCE, which is what the
 server reads when a floor is given.
 
@@ -27,13 +27,13 @@ from scipy import sparse
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import Doc, load_corpus
 
-from simhash_server.drawers import drawer_prefixes
-from simhash_server.features import DEFAULT_RECIPE, RECIPES, features
-from simhash_server.normalize import normalize
-from simhash_server.simhash import simhash
-from simhash_server.sketch import SKETCH_BINS, bin_minima
-from simhash_server.store import MAX_DISTANCE, VERIFY_MAX_DISTANCE
-from simhash_server.tokens import tokenize
+from simhash_server.fingerprint.features import DEFAULT_RECIPE, RECIPES, features
+from simhash_server.fingerprint.normalize import normalize
+from simhash_server.fingerprint.simhash import simhash
+from simhash_server.fingerprint.sketch import SKETCH_BINS, bin_minima
+from simhash_server.fingerprint.tokens import tokenize
+from simhash_server.index.keys import drawer_prefixes
+from simhash_server.index.store import MAX_DISTANCE, VERIFY_MAX_DISTANCE
 
 KS = range(7)
 THRESHOLDS = (0.8, 0.9)
@@ -159,7 +159,7 @@ def short_text_table(docs: list[Doc], samples: int = 300, seed: int = 7) -> list
 
 
 def estimates(minima: list[np.ndarray], bits: int, pairs: set[tuple[int, int]]) -> dict[tuple[int, int], float]:
-    """b-bit MinHash estimates of Jaccard for pairs, as simhash_server.sketch.similarity computes them."""
+    """b-bit MinHash estimates of Jaccard for pairs, as simhash_server.fingerprint.sketch.similarity computes them."""
     mask, chance = np.uint64((1 << bits) - 1), 2.0**-bits
     low = [m & mask for m in minima]
     return {(i, j): max(0.0, (float(np.mean(low[i] == low[j])) - chance) / (1 - chance)) for i, j in pairs}

@@ -19,7 +19,7 @@ sys.path.insert(0, str(HERE))
 from texts import golden_texts  # noqa: E402
 
 from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint  # noqa: E402
-from simhash_server.sketch import SKETCH_FORMAT  # noqa: E402
+from simhash_server.fingerprint.sketch import SKETCH_FORMAT  # noqa: E402
 
 
 def sketch_digest(text: str) -> str:

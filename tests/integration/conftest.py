@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from simhash_schema import IndexTables, apply_schema, connect, index_tables
-from simhash_server.store import IndexStore, StoreConfig
+from simhash_server.index.store import IndexStore, StoreConfig
 
 
 def drop_tables(hbase, tables: IndexTables) -> None:
@@ -84,8 +84,8 @@ def ids() -> str:
 def server(make_index):
     """A real SimHashServer on a free port, over a fresh index, with small limits the tests can reach."""
     from simhash_deploy import Ports
-    from simhash_server.limits import Limits
-    from simhash_server.server import ServerConfig, SimHashServer
+    from simhash_server.rpc.limits import Limits
+    from simhash_server.rpc.server import ServerConfig, SimHashServer
 
     store = make_index()
     config = ServerConfig(

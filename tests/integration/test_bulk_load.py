@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from simhash_schema import IndexMeta, connect, ensure_meta
-from simhash_server.drawers import LAYOUT, drawer_keys
 from simhash_server.fingerprint import fingerprint
-from simhash_server.store import IndexStore
+from simhash_server.index.keys import LAYOUT, drawer_keys
+from simhash_server.index.store import IndexStore
 
 CLI = str(Path(sys.executable).with_name("simhash-index"))
 

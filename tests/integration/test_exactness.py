@@ -9,8 +9,8 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
+from simhash_server.index.store import IndexStore
 from simhash_server.metrics import BATCH_CALLS
-from simhash_server.store import IndexStore
 
 N_RANDOM = 100_000
 N_PROBES = 40

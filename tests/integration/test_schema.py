@@ -17,9 +17,9 @@ from simhash_schema import (
     read_meta,
     region_count,
 )
-from simhash_server.drawers import LAYOUT
 from simhash_server.fingerprint import FINGERPRINT_VERSION
-from simhash_server.store import IndexStore, StoreConfig
+from simhash_server.index.keys import LAYOUT
+from simhash_server.index.store import IndexStore, StoreConfig
 
 
 @pytest.fixture
@@ -94,7 +94,7 @@ def test_meta_record_refuses_another_version_or_layout(client, tables, hbase) ->
 
 
 def test_opening_an_index_without_tables_says_what_to_run(hbase) -> None:
-    from simhash_server.pool import StoreError
+    from simhash_server.index.pool import StoreError
 
     config = StoreConfig(
         host=hbase.host,

@@ -22,9 +22,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from simhash_client import PermissionDenied, ResourceExhausted, SimHashClient, Unauthenticated, Unavailable
 from simhash_deploy import Ports
-from simhash_server.limits import Limits
-from simhash_server.security import TLSConfig, Tokens
-from simhash_server.server import ServerConfig, SimHashServer
+from simhash_server.rpc.limits import Limits
+from simhash_server.rpc.security import TLSConfig, Tokens
+from simhash_server.rpc.server import ServerConfig, SimHashServer
 
 READ_TOKEN = "read-" + "r" * 27
 WRITE_TOKEN = "write-" + "w" * 26

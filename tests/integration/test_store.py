@@ -11,8 +11,8 @@ from dataclasses import replace
 import pytest
 
 from simhash_deploy import Ports
-from simhash_server.drawers import drawer_keys
-from simhash_server.store import Hit, IndexStore, StoreError
+from simhash_server.index.keys import drawer_keys
+from simhash_server.index.store import Hit, IndexStore, StoreError
 
 
 def flip(fp: int, *bits: int) -> int:
@@ -132,7 +132,7 @@ def test_pooled_connections_survive_the_gateways_idle_timeout(index, hbase, base
     index.index(ids + "kept", base)
     assert index.query(base) == [Hit(ids + "kept", base, 0)]  # both pools now hold open connections
     time.sleep(hbase.idle_timeout_ms / 1000 + 3)  # the gateways close them meanwhile
-    with caplog.at_level("WARNING", logger="simhash_server.pool"):
+    with caplog.at_level("WARNING", logger="simhash_server.index.pool"):
         assert index.query(base) == [Hit(ids + "kept", base, 0)]
     assert "transport error" in caplog.text  # a dropped connection was met, discarded and replaced
     index.index(ids + "later", flip(base, 1))

@@ -11,7 +11,7 @@ import zstandard
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simhash_server.bulk_input import InputSource, Record, Reject, encode_binary, parse_simhash
+from simhash_server.bulk.input import InputSource, Record, Reject, encode_binary, parse_simhash
 from simhash_server.fingerprint import FINGERPRINT_VERSION
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from simhash_server.coalesce import AsyncCoalescer, Coalescer, DeadlinePassed
+from simhash_server.index.coalesce import AsyncCoalescer, Coalescer, DeadlinePassed
 
 
 class Recorder:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simhash_server.drawers import (
+from simhash_server.index.keys import (
     KEY_LENGTH,
     PAIRS,
     PREFIX_LENGTH,

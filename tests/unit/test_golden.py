@@ -15,7 +15,7 @@ from make_vectors import sketch_digest  # noqa: E402
 from texts import golden_texts  # noqa: E402
 
 from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint  # noqa: E402
-from simhash_server.sketch import SKETCH_FORMAT  # noqa: E402
+from simhash_server.fingerprint.sketch import SKETCH_FORMAT  # noqa: E402
 
 STORED = json.loads((GOLDEN / "vectors.json").read_text(encoding="utf-8"))
 SKETCHES = json.loads((GOLDEN / "sketches.json").read_text(encoding="utf-8"))

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "golden"))
 from texts import golden_texts
 
-from simhash_server.features import token_hashes
 from simhash_server.fingerprint import fingerprint
-from simhash_server.native import character_classes, decompositions, fingerprinter
-from simhash_server.normalize import normalize
-from simhash_server.tokens import _RUNS, tokenize
+from simhash_server.fingerprint.features import token_hashes
+from simhash_server.fingerprint.native import character_classes, decompositions, fingerprinter
+from simhash_server.fingerprint.normalize import normalize
+from simhash_server.fingerprint.tokens import _RUNS, tokenize
 
 TEXTS = golden_texts()
 

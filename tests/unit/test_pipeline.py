@@ -9,11 +9,11 @@ import xxhash
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simhash_server.features import RECIPES, Features, features, fmix64
 from simhash_server.fingerprint import fingerprint
-from simhash_server.normalize import normalize
-from simhash_server.simhash import from_hex, simhash, to_hex
-from simhash_server.tokens import segment_cjk, tokenize
+from simhash_server.fingerprint.features import RECIPES, Features, features, fmix64
+from simhash_server.fingerprint.normalize import normalize
+from simhash_server.fingerprint.simhash import from_hex, simhash, to_hex
+from simhash_server.fingerprint.tokens import segment_cjk, tokenize
 
 jieba.setLogLevel(60)
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simhash_server.sketch import (
+from simhash_server.fingerprint.sketch import (
     SKETCH_BINS,
     SKETCH_BYTES,
     SketchError,

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from simhash_server.cli_options import apply_options, store_config, store_options
+from simhash_server.cli.options import apply_options, store_config, store_options
 
 EXIT_REJECTS = 3  # the load finished, but some lines were rejected
 
@@ -23,7 +23,7 @@ _NO_WAL_HELP = (
 
 
 def _bulk_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    from simhash_server.bulk_input import COMPRESSIONS, FINGERPRINT_FORMATS, FORMATS
+    from simhash_server.bulk.input import COMPRESSIONS, FINGERPRINT_FORMATS, FORMATS
 
     options = [
         click.argument("inputs", nargs=-1, required=True, metavar="INPUT..."),
@@ -91,9 +91,9 @@ def bulk_load(ctx: click.Context, **opts: Any) -> None:
     (the checkpoint holds what was written: --resume continues it).
     """
     from simhash_schema import SchemaError
-    from simhash_server.bulk_input import InputSource
-    from simhash_server.bulk_load import BulkLoadError, LoadOptions, run_load
-    from simhash_server.store import StoreError
+    from simhash_server.bulk.input import InputSource
+    from simhash_server.bulk.load import BulkLoadError, LoadOptions, run_load
+    from simhash_server.index.store import StoreError
 
     inputs: tuple[str, ...] = opts.pop("inputs")
     try:

@@ -14,9 +14,8 @@ from concurrent.futures import Executor
 from typing import TypeVar
 
 from simhash_schema import IndexMeta, IndexTables
-from simhash_server.coalesce import AsyncCoalescer
-from simhash_server.metrics import BATCH_CALLS
-from simhash_server.store import (
+from simhash_server.index.coalesce import AsyncCoalescer
+from simhash_server.index.store import (
     MAX_DISTANCE,
     VERIFY_MAX_DISTANCE,
     Document,
@@ -30,6 +29,7 @@ from simhash_server.store import (
     ranked,
     verified,
 )
+from simhash_server.metrics import BATCH_CALLS
 
 __all__ = ["AsyncIndexStore"]
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from simhash_server.fingerprint import FINGERPRINT_VERSION
-from simhash_server.store import check_doc_id
+from simhash_server.index.store import check_doc_id
 
 __all__ = [
     "BINARY_MAGIC",

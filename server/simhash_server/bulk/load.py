@@ -35,9 +35,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from simhash_server.bulk_input import InputSource, Record, Reject
+from simhash_server.bulk.input import InputSource, Record, Reject
 from simhash_server.fingerprint import fingerprint
-from simhash_server.store import Document, IndexStore, StoreConfig, StoreError
+from simhash_server.index.store import Document, IndexStore, StoreConfig, StoreError
 
 __all__ = ["BulkLoadError", "LoadOptions", "LoadStats", "run_load"]
 

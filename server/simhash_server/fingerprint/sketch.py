@@ -27,7 +27,7 @@ from functools import cache
 
 import numpy as np
 
-from simhash_server.features import fmix64, token_hashes
+from simhash_server.fingerprint.features import fmix64, token_hashes
 
 __all__ = [
     "SKETCH_BINS",

@@ -62,7 +62,7 @@ def store_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def store_config(opts: dict[str, Any], **overrides: Any):  # -> StoreConfig
-    from simhash_server.store import StoreConfig
+    from simhash_server.index.store import StoreConfig
 
     return StoreConfig(
         host=opts.pop("hbase_host"),

@@ -24,12 +24,12 @@ from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
 from simhash_schema import SchemaError, VersionMismatch
 from simhash_server import metrics
-from simhash_server.async_store import AsyncIndexStore
-from simhash_server.coalesce import DeadlinePassed
 from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint
-from simhash_server.limits import Limits
-from simhash_server.pool import StoreError
-from simhash_server.store import MAX_DISTANCE, VERIFY_MAX_DISTANCE, Document, Hit, check_doc_id
+from simhash_server.index.async_store import AsyncIndexStore
+from simhash_server.index.coalesce import DeadlinePassed
+from simhash_server.index.pool import StoreError
+from simhash_server.index.store import MAX_DISTANCE, VERIFY_MAX_DISTANCE, Document, Hit, check_doc_id
+from simhash_server.rpc.limits import Limits
 
 __all__ = ["NotFound", "SimHashIndexService"]
 

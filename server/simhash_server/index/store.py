@@ -3,7 +3,7 @@
 Writes go through happybase (Thrift1 ``mutateRows``, one call per table per batch).  Drawer scans go through
 Thrift2's ``getScannerResults``, which opens, reads and closes a scan in one call (happybase needs about
 four); the 10 drawer prefixes of a query are grouped by region, one scan per region, in parallel.  Concurrent
-queries, and concurrent writes, share their HBase calls (simhash_server.coalesce): under load, one scan per
+queries, and concurrent writes, share their HBase calls (simhash_server.index.coalesce): under load, one scan per
 region answers many queries.  docs/benchmarks.md has the measurements behind these choices.
 
 Tables (see simhash_schema.tables): drawers (13-byte keys, empty value), fp2docs (fingerprint -> one column
@@ -38,12 +38,12 @@ from simhash_schema import (
     key_only_multi_range,
     table_exists,
 )
-from simhash_server.coalesce import Coalescer
-from simhash_server.drawers import LAYOUT, drawer_keys, drawer_prefixes
 from simhash_server.fingerprint import FINGERPRINT_VERSION
+from simhash_server.fingerprint.sketch import readable, similarity
+from simhash_server.index.coalesce import Coalescer
+from simhash_server.index.keys import LAYOUT, drawer_keys, drawer_prefixes
+from simhash_server.index.pool import ConnectionPool, StoreError, close_quietly
 from simhash_server.metrics import BATCH_CALLS, CANDIDATES
-from simhash_server.pool import ConnectionPool, StoreError, close_quietly
-from simhash_server.sketch import readable, similarity
 
 __all__ = [
     "MAX_DISTANCE",
@@ -112,7 +112,7 @@ class StoreConfig:
     timeout_ms: int = 10_000
     retries: int = 2
     wal: bool = True
-    # Concurrent calls share HBase calls (simhash_server.coalesce): at most this many batches at once, of
+    # Concurrent calls share HBase calls (simhash_server.index.coalesce): at most this many batches at once, of
     # at most this many queries or documents each.  One query lane makes bigger batches, so fewer scans per
     # query; two write lanes keep the region server busy with large batches.  docs/benchmarks.md (gRPC).
     query_lanes: int = 1

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from simhash_server.native import fingerprinter
+from simhash_server.fingerprint.native import fingerprinter
 
 __all__ = ["normalize"]
 

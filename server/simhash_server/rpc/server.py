@@ -23,13 +23,13 @@ from grpc_reflection.v1alpha import reflection
 
 from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
-from simhash_server.async_store import AsyncIndexStore
 from simhash_server.fingerprint import fingerprint
-from simhash_server.interceptors import MetricsInterceptor
-from simhash_server.limits import Limits
-from simhash_server.security import AuthInterceptor, TLSConfig, Tokens, check_exposure
-from simhash_server.service import SimHashIndexService
-from simhash_server.store import IndexStore, StoreConfig
+from simhash_server.index.async_store import AsyncIndexStore
+from simhash_server.index.store import IndexStore, StoreConfig
+from simhash_server.rpc.interceptors import MetricsInterceptor
+from simhash_server.rpc.limits import Limits
+from simhash_server.rpc.security import AuthInterceptor, TLSConfig, Tokens, check_exposure
+from simhash_server.rpc.service import SimHashIndexService
 
 __all__ = ["ServerConfig", "SimHashServer"]
 

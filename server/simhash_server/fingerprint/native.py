@@ -14,8 +14,8 @@ import threading
 import unicodedata
 from typing import Any
 
-from simhash_server.features import _idf_table
-from simhash_server.tokens import _HAN, _OTHER_IDEOGRAPH
+from simhash_server.fingerprint.features import _idf_table
+from simhash_server.fingerprint.tokens import _HAN, _OTHER_IDEOGRAPH
 
 __all__ = ["character_classes", "decompositions", "fingerprinter"]
 

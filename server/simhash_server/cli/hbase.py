@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from simhash_server.cli_options import apply_options
+from simhash_server.cli.options import apply_options
 
 if TYPE_CHECKING:
     from simhash_deploy import LocalHBase

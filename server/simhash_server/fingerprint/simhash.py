@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 
-from simhash_server.features import Features
+from simhash_server.fingerprint.features import Features
 
 __all__ = ["from_hex", "simhash", "to_hex"]
 

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simhash_server.features import DEFAULT_RECIPE, features
-from simhash_server.native import fingerprinter
-from simhash_server.normalize import normalize
-from simhash_server.simhash import simhash, to_hex
-from simhash_server.sketch import sketch as make_sketch
-from simhash_server.sketch import sketch_of_hashes
-from simhash_server.tokens import tokenize
+from simhash_server.fingerprint.features import DEFAULT_RECIPE, features
+from simhash_server.fingerprint.native import fingerprinter
+from simhash_server.fingerprint.normalize import normalize
+from simhash_server.fingerprint.simhash import simhash, to_hex
+from simhash_server.fingerprint.sketch import sketch as make_sketch
+from simhash_server.fingerprint.sketch import sketch_of_hashes
+from simhash_server.fingerprint.tokens import tokenize
 
 __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "fingerprint"]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import click
 
-from simhash_server.cli_bulk import bulk_load
-from simhash_server.cli_client import COMMANDS as CLIENT_COMMANDS
-from simhash_server.cli_fingerprint import fingerprint_command
-from simhash_server.cli_hbase import hbase
-from simhash_server.cli_schema import schema
-from simhash_server.cli_serve import serve
+from simhash_client.cli import COMMANDS as CLIENT_COMMANDS
+from simhash_server.cli.bulk import bulk_load
+from simhash_server.cli.fingerprint import fingerprint_command
+from simhash_server.cli.hbase import hbase
+from simhash_server.cli.schema import schema
+from simhash_server.cli.serve import serve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "SIMHASH"})

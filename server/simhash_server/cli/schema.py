@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from simhash_server.cli_options import store_config, store_options
+from simhash_server.cli.options import store_config, store_options
 
 
 @click.group()
@@ -36,8 +36,8 @@ def schema() -> None:
 def apply(regions: int, compression: str, **opts: Any) -> None:
     """Create missing tables and the meta record; report settings of existing tables that differ."""
     from simhash_schema import SchemaError, apply_schema, connect, index_tables
-    from simhash_server.pool import StoreError
-    from simhash_server.store import IndexStore
+    from simhash_server.index.pool import StoreError
+    from simhash_server.index.store import IndexStore
 
     config = store_config(opts)
     tables = index_tables(config.table_prefix, drawer_regions=regions, compression=compression)

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from simhash_server.cli_options import store_config, store_options
+from simhash_server.cli.options import store_config, store_options
 
 
 @click.command()
@@ -176,8 +176,8 @@ def serve(
     **opts: Any,
 ) -> None:
     """Serve the SimHashIndex gRPC API (with health checking and reflection) until SIGTERM or Ctrl-C."""
-    from simhash_server.limits import Limits
-    from simhash_server.server import ServerConfig, SimHashServer
+    from simhash_server.rpc.limits import Limits
+    from simhash_server.rpc.server import ServerConfig, SimHashServer
 
     logging.basicConfig(level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
@@ -216,7 +216,7 @@ def serve(
 
 
 def _tls(cert: Path | None, key: Path | None, client_ca: Path | None):  # -> TLSConfig | None
-    from simhash_server.security import TLSConfig
+    from simhash_server.rpc.security import TLSConfig
 
     if cert is None and key is None:
         if client_ca is not None:
@@ -228,7 +228,7 @@ def _tls(cert: Path | None, key: Path | None, client_ca: Path | None):  # -> TLS
 
 
 def _tokens(tokens_file: Path | None):  # -> Tokens | None
-    from simhash_server.security import Tokens
+    from simhash_server.rpc.security import Tokens
 
     inline = os.environ.get("SIMHASH_TOKENS")
     if tokens_file is not None and inline:

@@ -1,0 +1,1 @@
+"""The gRPC service: validation, status codes, interceptors, TLS and tokens, the server's lifecycle."""
