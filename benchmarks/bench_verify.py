@@ -36,7 +36,8 @@ from simhash_server.fingerprint import Fingerprint, fingerprint
 from simhash_server.fingerprint.normalize import normalize
 from simhash_server.fingerprint.sketch import SKETCH_BINS, SKETCH_FORMAT, sketch
 from simhash_server.fingerprint.tokens import tokenize
-from simhash_server.index.store import Document, IndexStore, StoreConfig
+from simhash_server.index.model import Document
+from simhash_server.index.store import IndexStore, StoreConfig
 
 
 def open_store(prefix: str, args: argparse.Namespace) -> IndexStore:

@@ -33,7 +33,7 @@ from simhash_server.fingerprint.simhash import simhash
 from simhash_server.fingerprint.sketch import SKETCH_BINS, bin_minima
 from simhash_server.fingerprint.tokens import tokenize
 from simhash_server.index.keys import drawer_prefixes
-from simhash_server.index.store import MAX_DISTANCE, VERIFY_MAX_DISTANCE
+from simhash_server.index.model import MAX_DISTANCE, VERIFY_MAX_DISTANCE
 
 KS = range(7)
 THRESHOLDS = (0.8, 0.9)

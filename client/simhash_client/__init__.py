@@ -2,8 +2,10 @@
 
 from simhash_client.client import SimHashClient
 from simhash_client.errors import (
+    DataLoss,
     DeadlineExceeded,
     FailedPrecondition,
+    FieldViolation,
     InternalError,
     InvalidArgument,
     NotFound,
@@ -16,9 +18,11 @@ from simhash_client.errors import (
 from simhash_client.types import DedupResult, FingerprintResult, Hit, IndexOutcome, Stats, parse_simhash, to_hex
 
 __all__ = [
+    "DataLoss",
     "DeadlineExceeded",
     "DedupResult",
     "FailedPrecondition",
+    "FieldViolation",
     "FingerprintResult",
     "Hit",
     "IndexOutcome",

@@ -1,12 +1,22 @@
-"""Typed errors: every gRPC status the service answers with maps to one class under SimHashError."""
+"""Typed errors: every gRPC status the service answers with maps to one class under SimHashError.
+
+An INVALID_ARGUMENT answer also carries a google.rpc.BadRequest (read with grpcio-status): its field
+violations are ``InvalidArgument.violations``, so a caller can tell which field was wrong without parsing text.
+"""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import grpc
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
 
 __all__ = [
+    "DataLoss",
     "DeadlineExceeded",
     "FailedPrecondition",
+    "FieldViolation",
     "InternalError",
     "InvalidArgument",
     "NotFound",
@@ -31,8 +41,23 @@ class SimHashError(Exception):
             self.code = code
 
 
+class FieldViolation(NamedTuple):
+    field: str  # the request's field, as a path: "max_distance", "documents[2].doc_id"
+    description: str
+
+
 class InvalidArgument(SimHashError, ValueError):
     code = grpc.StatusCode.INVALID_ARGUMENT
+
+    def __init__(
+        self, details: str, code: grpc.StatusCode | None = None, violations: tuple[FieldViolation, ...] = ()
+    ) -> None:
+        super().__init__(details, code)
+        self.violations = violations
+
+    @property
+    def fields(self) -> list[str]:
+        return [v.field for v in self.violations]
 
 
 class NotFound(SimHashError, LookupError):
@@ -67,6 +92,12 @@ class InternalError(SimHashError):
     code = grpc.StatusCode.INTERNAL
 
 
+class DataLoss(SimHashError):
+    """The server holds index data it cannot read (a corrupt stored cell): an operator's problem."""
+
+    code = grpc.StatusCode.DATA_LOSS
+
+
 _BY_CODE = {
     cls.code: cls
     for cls in (
@@ -79,6 +110,7 @@ _BY_CODE = {
         Unauthenticated,
         PermissionDenied,
         InternalError,
+        DataLoss,
     )
 }
 
@@ -87,4 +119,21 @@ def from_rpc_error(error: grpc.RpcError) -> SimHashError:
     code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
     details = (error.details() if hasattr(error, "details") else None) or str(error)
     cls = _BY_CODE.get(code, SimHashError)
+    if cls is InvalidArgument:
+        return InvalidArgument(details, code, _violations(error))
     return cls(details, code)
+
+
+def _violations(error: grpc.RpcError) -> tuple[FieldViolation, ...]:
+    """The BadRequest field violations in an error's rich status (none when the server sent none)."""
+    try:
+        status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    except (AttributeError, ValueError):  # not a call, or details that disagree with the code
+        return ()
+    found: list[FieldViolation] = []
+    for detail in status.details if status is not None else ():
+        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            detail.Unpack(bad)
+            found.extend(FieldViolation(v.field, v.description) for v in bad.field_violations)
+    return tuple(found)

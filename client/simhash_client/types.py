@@ -4,20 +4,37 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DedupResult", "FingerprintResult", "Hit", "IndexOutcome", "Stats", "parse_simhash", "to_hex"]
+__all__ = [
+    "DedupResult",
+    "FingerprintResult",
+    "Hit",
+    "IndexOutcome",
+    "Stats",
+    "from_hex",
+    "parse_simhash",
+    "to_hex",
+]
+
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 
+# The text form of a fingerprint, defined here once: the server, bulk load and the CLI all use these two.
 def to_hex(value: int) -> str:
+    """16 lowercase hex digits, most significant first."""
     return f"{value:016x}"
+
+
+def from_hex(text: str) -> int:
+    """Exactly 16 hex digits (either case, nothing else) -> the fingerprint; ValueError names the value."""
+    if len(text) != 16 or not _HEX_DIGITS.issuperset(text):
+        raise ValueError(f"simhash {text[:40]!r} is not 16 hex digits")
+    return int(text, 16)
 
 
 def parse_simhash(value: int | str) -> int:
     """An unsigned 64-bit fingerprint from an int or 16 hex digits; ValueError names what is wrong."""
     if isinstance(value, str):
-        text = value.strip()
-        if len(text) != 16 or any(c not in "0123456789abcdefABCDEF" for c in text):
-            raise ValueError(f"simhash must be 16 hex digits, got {value!r}")
-        return int(text, 16)
+        return from_hex(value.strip())
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**64:
         raise ValueError(f"simhash must be an unsigned 64-bit integer, got {value!r}")
     return value

@@ -12,7 +12,9 @@ import pytest
 
 from simhash_deploy import Ports
 from simhash_server.index.keys import drawer_keys
-from simhash_server.index.store import Hit, IndexStore, StoreError
+from simhash_server.index.errors import Unavailable
+from simhash_server.index.model import Hit
+from simhash_server.index.store import IndexStore
 
 
 def flip(fp: int, *bits: int) -> int:
@@ -120,7 +122,7 @@ def test_storage_failure_is_an_error_never_an_empty_answer(index, base) -> None:
             lambda: dead.get("a"),
             lambda: dead.delete(["a"]),
         ):
-            with pytest.raises(StoreError, match="did not answer after 2 attempt"):
+            with pytest.raises(Unavailable, match="did not answer after 2 attempt"):
                 call()
     finally:
         dead.close()

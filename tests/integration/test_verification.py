@@ -17,7 +17,7 @@ import pytest
 from simhash_client import InvalidArgument
 from simhash_server.fingerprint import fingerprint
 from simhash_server.fingerprint.sketch import similarity
-from simhash_server.index.store import Document
+from simhash_server.index.model import Document
 
 
 def article(seed: str, chars: int = 1500) -> str:

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from simhash_server.index.coalesce import AsyncCoalescer, Coalescer, DeadlinePassed
+from simhash_server.index.coalesce import AsyncCoalescer, Coalescer
+from simhash_server.index.errors import DeadlineExceeded
 
 
 class Recorder:
@@ -110,7 +111,7 @@ def test_an_error_reaches_every_caller_of_its_batch_only() -> None:
 def test_a_waiting_call_past_its_deadline_gives_up_and_is_never_run() -> None:
     with ThreadPoolExecutor(2) as pool:
         run, coalescer, first = hold_first(pool, 100, 1)
-        with pytest.raises(DeadlinePassed):
+        with pytest.raises(DeadlineExceeded):
             coalescer.submit(2, deadline=time.monotonic() + 0.05)
         run.gate.set()
         assert first.result(5) == 10
@@ -220,7 +221,7 @@ def test_async_a_call_whose_deadline_passed_while_it_waited_is_never_run() -> No
         await asyncio.sleep(0.1)
         recorder.gate.set()
         assert await first == 10
-        with pytest.raises(DeadlinePassed):
+        with pytest.raises(DeadlineExceeded):
             await late
         assert await kept == 30
         assert recorder.batches == [[1], [3]]

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from simhash_client.types import from_hex
 from simhash_server.fingerprint import FINGERPRINT_VERSION
-from simhash_server.index.store import check_doc_id
+from simhash_server.index.model import check_doc_id
 
 __all__ = [
     "BINARY_MAGIC",
@@ -51,7 +52,6 @@ BINARY_MAGIC = b"SHBULK1\n"
 _SUFFIX_FORMATS = {".tsv": "tsv", ".txt": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".bin": "bin"}
 _SUFFIX_COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 _BIN_HEADER = struct.Struct(">QH")
-_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,10 +85,7 @@ def parse_simhash(field: str, fingerprint_format: str) -> int:
     if not value:
         raise ValueError("simhash is empty")
     if fingerprint_format == "hex":
-        digits = value[2:] if value[:2].lower() == "0x" else value
-        if len(digits) != 16 or not set(digits) <= _HEX_DIGITS:
-            raise ValueError(f"simhash {value!r} is not 16 hex digits")
-        return int(digits, 16)
+        return from_hex(value[2:] if value[:2].lower() == "0x" else value)
     if not value.isascii() or not value.isdigit():
         raise ValueError(f"simhash {value!r} is not a decimal number")
     number = int(value)

@@ -19,14 +19,9 @@ newer one for the same document.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
-import json
-import logging
-import multiprocessing as mp
 import os
 import queue
-import random
 import time
 import zlib
 from collections import deque
@@ -35,19 +30,20 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from simhash_schema import index_tables
+from simhash_server.bulk.checkpoint import (
+    CHECKPOINT_VERSION,
+    BulkLoadError,
+    Position,
+    lock,
+    read_checkpoint,
+    write_checkpoint,
+)
 from simhash_server.bulk.input import InputSource, Record, Reject
-from simhash_server.fingerprint import fingerprint
-from simhash_server.index.store import Document, IndexStore, StoreConfig, StoreError
+from simhash_server.bulk.workers import Workers
+from simhash_server.index.store import IndexStore, StoreConfig
 
 __all__ = ["BulkLoadError", "LoadOptions", "LoadStats", "run_load"]
-
-log = logging.getLogger(__name__)
-CHECKPOINT_VERSION = 1
-_BATCH_ATTEMPTS = 6  # a batch is idempotent: retried on HBase errors with backoff before the load gives up
-
-
-class BulkLoadError(RuntimeError):
-    """The load cannot go on; the checkpoint holds what is durably written."""
 
 
 @dataclass
@@ -86,16 +82,9 @@ class LoadStats:
 
 
 @dataclass
-class _Position:
-    source: int = 0  # index into the inputs
-    offset: int = 0  # decompressed bytes of that input consumed
-    line: int = 1  # next line (or binary record) number
-
-
-@dataclass
 class _Chunk:
     seq: int
-    end: _Position
+    end: Position
     lines: int
     rejects: list[Reject]
     source: str
@@ -104,149 +93,12 @@ class _Chunk:
     rows: int = 0
 
 
-# -- checkpoint ------------------------------------------------------------------------------------------
 def _identity(sources: list[InputSource], options: LoadOptions) -> dict[str, Any]:
     return {
         "inputs": [s.identity() for s in sources],
         "table_prefix": options.store.table_prefix,
         "formats": [s.format for s in sources],
     }
-
-
-def _read_checkpoint(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        raise BulkLoadError(f"checkpoint {path} is unreadable: {exc}") from exc
-    if data.get("version") != CHECKPOINT_VERSION:
-        raise BulkLoadError(f"checkpoint {path} has version {data.get('version')}, expected {CHECKPOINT_VERSION}")
-    return data
-
-
-def _write_checkpoint(path: Path, data: dict[str, Any]) -> None:
-    """Replace the checkpoint atomically and durably: a crash leaves the old one or the new one."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=1)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
-# -- workers ---------------------------------------------------------------------------------------------
-def _lock(path: Path, shared: bool, timeout: float) -> int:
-    """A flock on ``path``, waited for up to ``timeout`` seconds; the fd holds it until closed."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
-            return fd
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                os.close(fd)
-                raise BulkLoadError(
-                    f"{path} is locked: another load, or the workers of a killed one, still runs on this checkpoint"
-                ) from None
-            time.sleep(0.2)
-
-
-def _document(doc_id: str, fp: int | None, text: str | None) -> Document:
-    """A record as stored: a text brings its fingerprint and its verification sketch, a fingerprint neither."""
-    if fp is not None:
-        return Document(doc_id, fp)
-    made = fingerprint(text or "", sketch=True)
-    return Document(doc_id, made.value, made.sketch)
-
-
-def _worker(index: int, config: StoreConfig, lock: Path, tasks: Any, results: Any, parent: int) -> None:
-    """Write batches until told to stop (None) or the loader is gone (a killed loader leaves no workers)."""
-    lock_fd = _lock(lock, shared=True, timeout=10.0)  # released when this process exits
-    try:
-        store = IndexStore(replace(config, pool_size=2))
-        store.open()
-    except Exception as exc:  # noqa: BLE001  # reported to the loader, which stops the load
-        results.put(("error", index, -1, f"{type(exc).__name__}: {exc}"))
-        return
-    try:
-        while True:
-            try:
-                task = tasks.get(timeout=1.0)
-            except queue.Empty:
-                if os.getppid() != parent:
-                    return
-                continue
-            if task is None or os.getppid() != parent:
-                return
-            seq, items = task
-            documents = [_document(doc, fp, text) for doc, fp, text in items]
-            for attempt in range(_BATCH_ATTEMPTS):
-                try:
-                    docs = store.index_many(documents)
-                    break
-                except StoreError as exc:
-                    if attempt + 1 == _BATCH_ATTEMPTS or os.getppid() != parent:
-                        results.put(("error", index, seq, f"{exc} (after {_BATCH_ATTEMPTS} attempts)"))
-                        return
-                    time.sleep(min(2.0**attempt, 30.0) * random.uniform(0.5, 1.0))
-            rows = 10 * len({d.simhash for d in documents}) + 2 * docs  # drawer rows + fp2docs + docs
-            results.put(("done", index, seq, docs, rows))
-    finally:
-        store.close()
-        os.close(lock_fd)
-
-
-class _Workers:
-    def __init__(self, count: int, config: StoreConfig, lock: Path) -> None:
-        ctx = mp.get_context("spawn")  # no inherited Thrift sockets or locks
-        self.tasks = [ctx.Queue(maxsize=2) for _ in range(count)]  # bounded: memory stays flat
-        self.results = ctx.Queue()
-        self.procs = [
-            ctx.Process(
-                target=_worker,
-                args=(i, config, lock, self.tasks[i], self.results, os.getpid()),
-                name=f"bulk-load-{i}",
-                daemon=True,
-            )
-            for i in range(count)
-        ]
-        for p in self.procs:
-            p.start()
-
-    def send(self, worker: int, task: Any, on_idle: Callable[[], None]) -> None:
-        while True:
-            try:
-                self.tasks[worker].put(task, timeout=0.2)
-                return
-            except queue.Full:
-                on_idle()
-
-    def check_alive(self) -> None:
-        for p in self.procs:
-            if not p.is_alive():
-                raise BulkLoadError(f"worker {p.name} died (exit code {p.exitcode})")
-
-    def stop(self, timeout: float = 30.0) -> None:
-        for q in self.tasks:
-            with contextlib.suppress(Exception):
-                q.put(None, timeout=1.0)
-        deadline = time.monotonic() + timeout
-        for p in self.procs:
-            p.join(max(deadline - time.monotonic(), 0.1))
-            if p.is_alive():
-                p.kill()
-
-    def kill(self) -> None:
-        for p in self.procs:
-            if p.is_alive():
-                p.kill()
 
 
 # -- the load ----------------------------------------------------------------------------------------------
@@ -257,7 +109,7 @@ class _Load:
         self.sources, self.options, self.on_progress = sources, options, on_progress
         self.stats = LoadStats(total_bytes=_total_size(sources))
         self.identity = _identity(sources, options)
-        self.position = _Position()
+        self.position = Position()
         self.pending: deque[_Chunk] = deque()
         self.rejects_file: Any = None
         self.started = time.monotonic()
@@ -266,7 +118,7 @@ class _Load:
         self.current_bytes = 0
 
     def restore(self) -> None:
-        saved = _read_checkpoint(self.options.checkpoint)
+        saved = read_checkpoint(self.options.checkpoint)
         if saved is not None and not self.options.resume and not saved.get("complete"):
             raise BulkLoadError(
                 f"an unfinished load left a checkpoint at {self.options.checkpoint} (line {saved['line']} of "
@@ -280,7 +132,7 @@ class _Load:
                 f"checkpoint {self.options.checkpoint} belongs to another load: {saved['identity']} "
                 f"(this one: {self.identity})"
             )
-        self.position = _Position(saved["source"], saved["offset"], saved["line"])
+        self.position = Position(saved["source"], saved["offset"], saved["line"])
         for source, decided in zip(self.sources, saved["fingerprint_formats"], strict=True):
             source.decided_format = decided
         for name in ("lines", "documents", "rows", "rejected"):
@@ -297,7 +149,7 @@ class _Load:
         seq = 0
         for index in range(self.position.source, len(self.sources)):
             source = self.sources[index]
-            start = self.position if index == self.position.source else _Position(index)
+            start = self.position if index == self.position.source else Position(index)
             self.base_bytes = sum(s.size or 0 for s in self.sources[:index])
             shares: list[list[tuple[str, int | None, str | None]]] = [[] for _ in range(workers)]
             rejects: list[Reject] = []
@@ -310,15 +162,15 @@ class _Load:
                 else:
                     rejects.append(item)
                 if lines >= size:
-                    yield _Chunk(seq, _Position(index, offset, line), lines, rejects, source.path), shares
+                    yield _Chunk(seq, Position(index, offset, line), lines, rejects, source.path), shares
                     seq += 1
                     shares, rejects, lines = [[] for _ in range(workers)], [], 0
-            yield _Chunk(seq, _Position(index + 1, 0, 1), lines, rejects, source.path), shares
+            yield _Chunk(seq, Position(index + 1, 0, 1), lines, rejects, source.path), shares
             seq += 1
 
     def run(self) -> LoadStats:
-        lock = self.options.checkpoint.with_name(self.options.checkpoint.name + ".lock")
-        lock_fd = _lock(lock, shared=False, timeout=60.0)
+        lock_path = self.options.checkpoint.with_name(self.options.checkpoint.name + ".lock")
+        lock_fd = lock(lock_path, shared=False, timeout=60.0)
         try:
             self.restore()
             if self.stats.complete:
@@ -327,12 +179,12 @@ class _Load:
             with IndexStore(replace(self.options.store, pool_size=1)):
                 pass  # refuses a missing schema or another fingerprint version before any worker starts
             fcntl.flock(lock_fd, fcntl.LOCK_SH)  # now the workers may take it too
-            return self._run(lock)
+            return self._run(lock_path)
         finally:
             os.close(lock_fd)
 
-    def _run(self, lock: Path) -> LoadStats:
-        self.workers = _Workers(self.options.workers, self.options.store, lock)
+    def _run(self, lock_path: Path) -> LoadStats:
+        self.workers = Workers(self.options.workers, self.options.store, lock_path)
         try:
             for chunk, shares in self.chunks():
                 chunk.waiting = {worker for worker, share in enumerate(shares) if share}  # before any ack arrives
@@ -350,9 +202,8 @@ class _Load:
         finally:
             self.rejects_file.close()
         if not self.options.store.wal and self.options.flush is not None:
-            self.options.flush(
-                [self.options.store.table_prefix + suffix for suffix in ("_drawers", "_fp2docs", "_docs")]
-            )
+            tables = index_tables(self.options.store.table_prefix)
+            self.options.flush([spec.name for spec in (tables.drawers, tables.fp2docs, tables.docs)])
         self.stats.complete = True
         self.save()
         self.report(force=True)
@@ -404,7 +255,7 @@ class _Load:
             self.rejects_file.flush()
             os.fsync(self.rejects_file.fileno())
         self.stats.elapsed = time.monotonic() - self.started
-        _write_checkpoint(
+        write_checkpoint(
             self.options.checkpoint,
             {
                 "version": CHECKPOINT_VERSION,

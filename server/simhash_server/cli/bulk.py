@@ -93,7 +93,7 @@ def bulk_load(ctx: click.Context, **opts: Any) -> None:
     from simhash_schema import SchemaError
     from simhash_server.bulk.input import InputSource
     from simhash_server.bulk.load import BulkLoadError, LoadOptions, run_load
-    from simhash_server.index.store import StoreError
+    from simhash_server.index.errors import StoreError
 
     inputs: tuple[str, ...] = opts.pop("inputs")
     try:

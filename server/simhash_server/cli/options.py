@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from simhash_server.index.config import StoreConfig
+
 __all__ = ["apply_options", "store_config", "store_options"]
 
 
@@ -21,7 +23,7 @@ def store_options(command: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option(
             "--hbase-host",
-            default="127.0.0.1",
+            default=StoreConfig.host,
             show_default=True,
             envvar="SIMHASH_HBASE_HOST",
             help="Host of the HBase Thrift gateways.",
@@ -29,7 +31,7 @@ def store_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--thrift-port",
             type=click.IntRange(1, 65535),
-            default=9090,
+            default=StoreConfig.thrift_port,
             show_default=True,
             envvar="SIMHASH_HBASE_THRIFT_PORT",
             help="Thrift1 gateway port (writes, gets).",
@@ -37,14 +39,14 @@ def store_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--thrift2-port",
             type=click.IntRange(1, 65535),
-            default=9091,
+            default=StoreConfig.thrift2_port,
             show_default=True,
             envvar="SIMHASH_HBASE_THRIFT2_PORT",
             help="Thrift2 gateway port (schema, scans).",
         ),
         click.option(
             "--table-prefix",
-            default="simhash",
+            default=StoreConfig.table_prefix,
             show_default=True,
             envvar="SIMHASH_TABLE_PREFIX",
             help="Names the index: tables PREFIX_drawers, PREFIX_fp2docs, PREFIX_docs, PREFIX_meta.",
@@ -52,7 +54,7 @@ def store_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--hbase-timeout-ms",
             type=click.IntRange(100),
-            default=10_000,
+            default=StoreConfig.timeout_ms,
             show_default=True,
             envvar="SIMHASH_HBASE_TIMEOUT_MS",
             help="Socket timeout of each Thrift call.",
@@ -61,9 +63,7 @@ def store_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return apply_options(command, options)
 
 
-def store_config(opts: dict[str, Any], **overrides: Any):  # -> StoreConfig
-    from simhash_server.index.store import StoreConfig
-
+def store_config(opts: dict[str, Any], **overrides: Any) -> StoreConfig:
     return StoreConfig(
         host=opts.pop("hbase_host"),
         thrift_port=opts.pop("thrift_port"),

@@ -36,7 +36,7 @@ def schema() -> None:
 def apply(regions: int, compression: str, **opts: Any) -> None:
     """Create missing tables and the meta record; report settings of existing tables that differ."""
     from simhash_schema import SchemaError, apply_schema, connect, index_tables
-    from simhash_server.index.pool import StoreError
+    from simhash_server.index.errors import StoreError
     from simhash_server.index.store import IndexStore
 
     config = store_config(opts)

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from simhash_server.cli.options import store_config, store_options
+from simhash_server.index.config import StoreConfig
 
 
 @click.command()
@@ -39,7 +40,7 @@ from simhash_server.cli.options import store_config, store_options
 @click.option(
     "--pool-size",
     type=click.IntRange(1),
-    default=32,
+    default=StoreConfig.pool_size,
     show_default=True,
     envvar="SIMHASH_POOL_SIZE",
     help="Thrift connections per gateway.",
@@ -47,7 +48,7 @@ from simhash_server.cli.options import store_config, store_options
 @click.option(
     "--query-lanes",
     type=click.IntRange(1),
-    default=1,
+    default=StoreConfig.query_lanes,
     show_default=True,
     envvar="SIMHASH_QUERY_LANES",
     help="Batches of drawer scans at once; concurrent queries share batches.",
@@ -55,7 +56,7 @@ from simhash_server.cli.options import store_config, store_options
 @click.option(
     "--write-lanes",
     type=click.IntRange(1),
-    default=2,
+    default=StoreConfig.write_lanes,
     show_default=True,
     envvar="SIMHASH_WRITE_LANES",
     help="Batches of writes at once; concurrent Index calls share batches.",
@@ -63,7 +64,7 @@ from simhash_server.cli.options import store_config, store_options
 @click.option(
     "--batch-queries",
     type=click.IntRange(1),
-    default=32,
+    default=StoreConfig.batch_queries,
     show_default=True,
     envvar="SIMHASH_BATCH_QUERIES",
     help="Most concurrent queries answered by one batch of drawer scans.",
@@ -71,7 +72,7 @@ from simhash_server.cli.options import store_config, store_options
 @click.option(
     "--batch-documents",
     type=click.IntRange(1),
-    default=1000,
+    default=StoreConfig.batch_documents,
     show_default=True,
     envvar="SIMHASH_BATCH_DOCUMENTS",
     help="Most documents of concurrent Index calls written by one batch.",

@@ -13,15 +13,13 @@ hashes; bit 63 is the most significant.  Its text form is 16 lowercase hex digit
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
+from simhash_client.types import from_hex, to_hex
 from simhash_server.fingerprint.features import Features
 
 __all__ = ["from_hex", "simhash", "to_hex"]
 
-_HEX16 = re.compile(r"[0-9a-fA-F]{16}")
 _CHUNK = 1 << 16  # features per block: bounds memory for megabyte texts
 _POWERS = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))
 _MAX_EXACT = 2.0**53
@@ -42,14 +40,3 @@ def simhash(feats: Features) -> int:
     if total >= _MAX_EXACT:  # pragma: no cover - would take a text of billions of tokens
         raise ValueError("feature weights too large to sum exactly")
     return int(_POWERS[2 * ones - total > 0].sum())
-
-
-def to_hex(fingerprint: int) -> str:
-    return f"{fingerprint:016x}"
-
-
-def from_hex(text: str) -> int:
-    """Parse exactly 16 hex digits (either case); ValueError says what is wrong."""
-    if not _HEX16.fullmatch(text):
-        raise ValueError(f"a fingerprint is 16 hex digits, got {text[:40]!r}")
-    return int(text, 16)

@@ -15,12 +15,11 @@ from typing import TypeVar
 
 from simhash_schema import IndexMeta, IndexTables
 from simhash_server.index.coalesce import AsyncCoalescer
-from simhash_server.index.store import (
+from simhash_server.index.model import (
     MAX_DISTANCE,
     VERIFY_MAX_DISTANCE,
     Document,
     Hit,
-    IndexStore,
     Near,
     Verified,
     check_query,
@@ -29,7 +28,7 @@ from simhash_server.index.store import (
     ranked,
     verified,
 )
-from simhash_server.metrics import BATCH_CALLS
+from simhash_server.index.store import IndexStore
 
 __all__ = ["AsyncIndexStore"]
 
@@ -42,13 +41,9 @@ class AsyncIndexStore:
     def __init__(self, store: IndexStore, executor: Executor) -> None:
         self.store = store
         self._executor = executor
-        config = store.config
-        self._nearby: AsyncCoalescer[tuple[int, int], list[Near]] = AsyncCoalescer(
-            store.near_many, config.batch_queries, config.query_lanes, BATCH_CALLS.labels("queries").observe
-        )
-        self._writes: AsyncCoalescer[list[tuple[bytes, Document]], int] = AsyncCoalescer(
-            store.write_many, config.batch_documents, config.write_lanes, BATCH_CALLS.labels("writes").observe
-        )
+        self._nearby: AsyncCoalescer[tuple[int, int], list[Near]]
+        self._writes: AsyncCoalescer[list[tuple[bytes, Document]], int]
+        self._nearby, self._writes = store.coalescers(AsyncCoalescer)
 
     @property
     def meta(self) -> IndexMeta | None:

@@ -22,14 +22,12 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Generic, Protocol, TypeVar
 
-__all__ = ["AsyncCoalescer", "Coalescer", "DeadlinePassed"]
+from simhash_server.index.errors import DeadlineExceeded
+
+__all__ = ["AsyncCoalescer", "Coalescer"]
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-class DeadlinePassed(TimeoutError):
-    """The caller's deadline passed while its item waited or ran."""
 
 
 class _Queued(Protocol):
@@ -98,7 +96,7 @@ class Coalescer(_Batching[T, R, _Pending[T, R]]):
     raised to every caller in that batch.  A batch holds up to ``max_size`` (summed over the items' sizes;
     an item larger than that runs alone); at most ``lanes`` batches run at once.  The batch's deadline is
     the latest of its callers' (None when one has none); a caller whose own deadline passes first gets
-    DeadlinePassed, while the batch finishes for the others.
+    DeadlineExceeded, while the batch finishes for the others.
     """
 
     def _prepare(self) -> None:
@@ -118,7 +116,7 @@ class Coalescer(_Batching[T, R, _Pending[T, R]]):
                         self._queue.remove(mine)
                         if self._queue and self._busy < self.lanes:  # it may have been woken to lead
                             self._queue[0].wake.notify()
-                    raise DeadlinePassed("the deadline passed while the call waited for HBase")
+                    raise DeadlineExceeded("the deadline passed while the call waited for HBase")
                 mine.wake.wait(remaining)
         if mine.error is not None:
             raise mine.error
@@ -167,7 +165,7 @@ class AsyncCoalescer(_Batching[T, R, _Waiting[T, R]]):
     loop only queues items and hands out results.  Deadlines cost no timer per call: gRPC cancels a call's
     task when its deadline passes, and a cancelled caller's item leaves the queue (or, already running, its
     batch finishes for the others).  An item whose deadline has passed when a batch forms gets
-    DeadlinePassed instead of a place in it; a batch's deadline is the latest of its callers'.
+    DeadlineExceeded instead of a place in it; a batch's deadline is the latest of its callers'.
     """
 
     def _prepare(self) -> None:
@@ -190,7 +188,7 @@ class AsyncCoalescer(_Batching[T, R, _Waiting[T, R]]):
             self._queue.remove(waiting)
             waiting.taken = True
             if not waiting.future.done():
-                waiting.future.set_exception(DeadlinePassed("the deadline passed while the call waited for HBase"))
+                waiting.future.set_exception(DeadlineExceeded("the deadline passed while the call waited for HBase"))
 
     def _start_batches(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._busy < self.lanes:

@@ -1,4 +1,4 @@
-"""Step 5: fingerprint -> drawer row keys (pure code, no HBase).
+"""Step 5: fingerprint -> drawer row keys, and the codecs of every row key and column (pure code, no HBase).
 
 The 64-bit fingerprint (bit 63 most significant) is cut into 5 segments, most significant first, of
 13, 13, 13, 13 and 12 bits.  Two fingerprints within Hamming distance 3 differ in at most 3 segments, so
@@ -13,6 +13,9 @@ in 4 bytes so the key's first byte is spread evenly over 0..255 (pre-split regio
 
 Row key (13 bytes, big-endian, unsigned) = drawer value (4) + flag (1) + fingerprint (8).  A query scans
 the 10 five-byte prefixes (drawer value + flag) of its own fingerprint.
+
+The other tables: fp2docs rows are keyed by the fingerprint (8 bytes, big-endian) with one column
+``d:<doc id>`` per document; docs rows by the document id's UTF-8 bytes.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from itertools import combinations
 
 import numpy as np
 
+from simhash_server.index.errors import CorruptData
+
 __all__ = [
     "KEY_LENGTH",
     "LAYOUT",
@@ -28,9 +33,14 @@ __all__ = [
     "PREFIX_LENGTH",
     "SEGMENTS",
     "decode_key",
+    "doc_column",
+    "doc_of_column",
     "drawer_keys",
     "drawer_prefixes",
     "drawer_prefixes_array",
+    "fingerprint_of_row",
+    "fingerprint_row",
+    "split_key",
 ]
 
 SEGMENTS: tuple[int, ...] = (13, 13, 13, 13, 12)
@@ -70,6 +80,42 @@ def decode_key(key: bytes) -> tuple[int, int, int]:
     if len(key) != KEY_LENGTH or key[4] >= len(PAIRS):
         raise ValueError(f"not a drawer row key: {key!r}")
     return int.from_bytes(key[:4], "big"), key[4], int.from_bytes(key[5:], "big")
+
+
+def split_key(key: bytes) -> tuple[bytes, int]:
+    """(prefix, fingerprint) of a drawer row key, as a scan returns it; CorruptData if it is not one."""
+    if len(key) != KEY_LENGTH:
+        raise CorruptData(f"a drawer row key is {KEY_LENGTH} bytes, got {len(key)}: {key[:32]!r}")
+    return key[:PREFIX_LENGTH], int.from_bytes(key[PREFIX_LENGTH:], "big")
+
+
+def fingerprint_row(fp: int) -> bytes:
+    """The fp2docs row key of a fingerprint."""
+    return fp.to_bytes(8, "big")
+
+
+def fingerprint_of_row(row: bytes) -> int:
+    if len(row) != 8:
+        raise CorruptData(f"a fingerprint row key or cell is 8 bytes, got {len(row)}: {row[:32]!r}")
+    return int.from_bytes(row, "big")
+
+
+_DOC_FAMILY = b"d:"
+
+
+def doc_column(doc_key: bytes) -> bytes:
+    """The fp2docs column of a document (its id's UTF-8 bytes after the family)."""
+    return _DOC_FAMILY + doc_key
+
+
+def doc_of_column(column: bytes) -> str:
+    """The document id of an fp2docs column; CorruptData for a column this code does not write."""
+    if not column.startswith(_DOC_FAMILY):
+        raise CorruptData(f"fp2docs column {column[:64]!r} is not in family d")
+    try:
+        return column[len(_DOC_FAMILY) :].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorruptData(f"fp2docs column {column[:64]!r} is not a UTF-8 document id") from exc
 
 
 def drawer_prefixes_array(fps: np.ndarray) -> np.ndarray:

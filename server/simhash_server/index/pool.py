@@ -3,6 +3,10 @@
 A connection that fails in transport is closed and dropped, never handed out again; the next call opens a
 fresh one.  So a gateway restart, or the gateway closing connections idle longer than its
 ``hbase.thrift.server.socket.read.timeout``, costs one retry, not an outage.
+
+What HBase itself reports is sorted by what it means: an IOError (a region moving, a server restarting) is
+retried like a transport error and ends as Unavailable; IllegalArgument and AlreadyExists say the request
+is wrong, so a retry would be refused again: they raise Rejected at once.
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ from typing import Any, Generic, TypeVar
 from thriftpy2.thrift import TApplicationException, TDecodeException, TException
 from thriftpy2.transport import TTransportException
 
+from simhash_server.index.errors import DeadlineExceeded, Rejected, Unavailable
 from simhash_server.metrics import HBASE_CALL_SECONDS
 
-__all__ = ["TRANSPORT_ERRORS", "ConnectionPool", "StoreError"]
+__all__ = ["TRANSPORT_ERRORS", "ConnectionPool", "close_quietly", "is_refusal"]
 
 log = logging.getLogger(__name__)
 C = TypeVar("C")
@@ -37,8 +42,14 @@ TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
-class StoreError(RuntimeError):
-    """HBase could not answer (after retries).  Never to be read as "no near-duplicates"."""
+# Thrift1 (happybase's IDL) and Thrift2 name their exceptions IllegalArgument / TIllegalArgument, and so on.
+_REFUSALS = ("IllegalArgument", "AlreadyExists")
+
+
+def is_refusal(exc: TException) -> bool:
+    """True for an exception in which HBase refuses the request itself (retrying cannot help)."""
+    name = type(exc).__name__
+    return name.lstrip("T") in _REFUSALS
 
 
 class ConnectionPool(Generic[C]):
@@ -66,9 +77,9 @@ class ConnectionPool(Generic[C]):
         last: BaseException | None = None
         for attempt in range(attempts):
             if deadline is not None and time.monotonic() >= deadline:
-                raise StoreError(f"{self.name}: deadline passed") from last
+                raise DeadlineExceeded(f"{self.name}: the deadline passed") from last
             if not self._slots.acquire(timeout=self.acquire_timeout):
-                raise StoreError(f"{self.name}: no connection free within {self.acquire_timeout:.0f} s")
+                raise Unavailable(f"{self.name}: no connection free within {self.acquire_timeout:.0f} s")
             conn: C | None = None
             began = time.perf_counter()
             try:
@@ -85,6 +96,8 @@ class ConnectionPool(Generic[C]):
                     time.sleep(min(0.05 * 2**attempt, 0.5))
                 continue
             except TException as exc:  # an error HBase reported (TIOError, TIllegalArgument, ...)
+                if is_refusal(exc):
+                    raise Rejected(f"{self.name}: HBase refused the request: {exc!r}") from exc
                 last = exc
                 log.warning("%s: HBase error (attempt %d/%d): %r", self.name, attempt + 1, attempts, exc)
                 if attempt + 1 < attempts:
@@ -95,7 +108,7 @@ class ConnectionPool(Generic[C]):
                     self._idle.put(conn)
                 self._slots.release()
             return result
-        raise StoreError(f"{self.name}: HBase did not answer after {attempts} attempt(s): {last!r}") from last
+        raise Unavailable(f"{self.name}: HBase did not answer after {attempts} attempt(s): {last!r}") from last
 
     def _take(self) -> C:
         try:

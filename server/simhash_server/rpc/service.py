@@ -1,8 +1,9 @@
 """The SimHashIndex gRPC service: validate the request, fingerprint the text, ask the store, answer.
 
-Errors map to status codes in one place (`_status_for`): a bad field is INVALID_ARGUMENT naming it; an
-unknown id NOT_FOUND; an index or fingerprint of another recipe FAILED_PRECONDITION; HBase failing
-UNAVAILABLE (never an empty hit list); a passed deadline DEADLINE_EXCEEDED.
+Handlers raise; status.py maps what they raise to a status code, in one table: a bad field is
+INVALID_ARGUMENT naming it (also as a BadRequest field violation); an unknown id NOT_FOUND; an index or
+fingerprint of another recipe FAILED_PRECONDITION; HBase failing UNAVAILABLE (never an empty hit list); a
+passed deadline DEADLINE_EXCEEDED; unreadable stored data DATA_LOSS.
 
 Handlers are coroutines on the server's event loop.  HBase work runs in threads (AsyncIndexStore); so does
 fingerprinting a long text, which would otherwise hold the loop (and every other call) for milliseconds.
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import logging
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
@@ -22,40 +22,29 @@ import grpc
 
 from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
-from simhash_schema import SchemaError, VersionMismatch
+from simhash_schema import VersionMismatch
 from simhash_server import metrics
 from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint
 from simhash_server.index.async_store import AsyncIndexStore
-from simhash_server.index.coalesce import DeadlinePassed
-from simhash_server.index.pool import StoreError
-from simhash_server.index.store import MAX_DISTANCE, VERIFY_MAX_DISTANCE, Document, Hit, check_doc_id
+from simhash_server.index.errors import DeadlineExceeded, InvalidArgument, Unavailable
+from simhash_server.index.model import (
+    MAX_DISTANCE,
+    VERIFY_MAX_DISTANCE,
+    Document,
+    Hit,
+    check_doc_id,
+    check_max_distance,
+    check_min_similarity,
+)
 from simhash_server.rpc.limits import Limits
+from simhash_server.rpc.status import NotFound, abort
 
-__all__ = ["NotFound", "SimHashIndexService"]
+__all__ = ["SimHashIndexService"]
 
-log = logging.getLogger(__name__)
 R = TypeVar("R")
 # Texts up to this many characters are fingerprinted on the event loop (under about 0.3 ms); longer ones in a
 # worker thread, so that one long text does not stall every other call.
 INLINE_TEXT_CHARS = 8_192
-
-
-class NotFound(LookupError):
-    pass
-
-
-def _status_for(exc: BaseException) -> grpc.StatusCode:
-    if isinstance(exc, ValueError):
-        return grpc.StatusCode.INVALID_ARGUMENT
-    if isinstance(exc, NotFound):
-        return grpc.StatusCode.NOT_FOUND
-    if isinstance(exc, VersionMismatch):
-        return grpc.StatusCode.FAILED_PRECONDITION
-    if isinstance(exc, DeadlinePassed) or (isinstance(exc, StoreError) and "deadline passed" in str(exc)):
-        return grpc.StatusCode.DEADLINE_EXCEEDED
-    if isinstance(exc, StoreError | SchemaError):
-        return grpc.StatusCode.UNAVAILABLE
-    return grpc.StatusCode.INTERNAL
 
 
 def _rpc(method: Callable[[Any, Any, float | None], Awaitable[R]]) -> Callable[..., Awaitable[R]]:
@@ -67,21 +56,18 @@ def _rpc(method: Callable[[Any, Any, float | None], Awaitable[R]]) -> Callable[.
         deadline = None if remaining is None else time.monotonic() + remaining
         try:
             if remaining is not None and remaining <= 0:
-                raise DeadlinePassed("the deadline passed before the call started")
+                raise DeadlineExceeded("the deadline passed before the call started")
             return await method(self, request, deadline)
-        except Exception as exc:
-            code = _status_for(exc)
-            if code is grpc.StatusCode.INTERNAL:
-                log.exception("%s failed", method.__name__)
-                await context.abort(code, f"internal error: {type(exc).__name__}")
-            await context.abort(code, str(exc))
+        except Exception as exc:  # every error ends the call with the status its class gets
+            await abort(context, exc, method.__name__)
+            raise  # abort() raises; this line is never reached
 
     return handler
 
 
 def _check_deadline(deadline: float | None) -> None:
     if deadline is not None and time.monotonic() >= deadline:
-        raise DeadlinePassed("the deadline passed")
+        raise DeadlineExceeded("the deadline passed")
 
 
 class SimHashIndexService(pb_grpc.SimHashIndexServicer):
@@ -101,22 +87,23 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         if isinstance(self._open_error, VersionMismatch):
             raise self._open_error
         if self._open_error is not None:
-            raise StoreError(f"the index is not reachable: {self._open_error}")
+            raise Unavailable(f"the index is not reachable: {self._open_error}")
 
     # -- validation --------------------------------------------------------------------------------------
     def _text(self, text: str, field: str = "text") -> str:
         size = len(text.encode("utf-8"))
         if size > self.limits.max_text_bytes:
-            raise ValueError(
-                f"{field} is {size} bytes, over the limit of {self.limits.max_text_bytes} (max_text_bytes)"
+            raise InvalidArgument(
+                field, f"{field} is {size} bytes, over the limit of {self.limits.max_text_bytes} (max_text_bytes)"
             )
         return text
 
-    def _doc_id(self, doc_id: str, field: str = "doc_id") -> str:
+    @staticmethod
+    def _doc_id(doc_id: str, field: str = "doc_id") -> str:
         try:
             check_doc_id(doc_id)
-        except ValueError as exc:
-            raise ValueError(f"{field}: {exc}") from None
+        except InvalidArgument as exc:
+            raise exc.renamed(field) from None
         return doc_id
 
     def _document_of(self, request: Any, prefix: str = "", sketch: bool = True) -> tuple[int, int, bytes]:
@@ -125,9 +112,9 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         The sketch is empty for a fingerprint (it cannot be made without the text) and when not asked for."""
         has_text, has_fp = request.HasField("text"), request.HasField("simhash")
         if has_text and has_fp:
-            raise ValueError(f"give either {prefix}text or {prefix}simhash, not both")
+            raise InvalidArgument(prefix + "text", f"give either {prefix}text or {prefix}simhash, not both")
         if not has_text and not has_fp:
-            raise ValueError(f"{prefix}text or {prefix}simhash is required")
+            raise InvalidArgument(prefix + "text", f"{prefix}text or {prefix}simhash is required")
         if has_fp:
             version = request.fingerprint_version
             if version and version != FINGERPRINT_VERSION:
@@ -154,29 +141,23 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         """The verification floor, or None; checked before any work is done."""
         if not request.HasField("min_similarity"):
             return None
-        floor = request.min_similarity
-        if not 0.0 <= floor <= 1.0:  # also refuses NaN
-            raise ValueError(f"min_similarity must be within 0..1, got {floor}")
+        floor = check_min_similarity(request.min_similarity)
         if request.HasField("simhash"):
-            raise ValueError(
+            raise InvalidArgument(
+                "min_similarity",
                 "min_similarity needs text: a query by simhash has no sketch to verify candidates against; "
-                "send the text, or leave min_similarity unset"
+                "send the text, or leave min_similarity unset",
             )
         return floor
 
     def _distance_and_limit(self, request: Any, verified: bool = False) -> tuple[int, int]:
-        top = VERIFY_MAX_DISTANCE if verified else MAX_DISTANCE
-        distance = request.max_distance if request.HasField("max_distance") else top
-        if distance > top:
-            if verified:
-                raise ValueError(f"max_distance must be 0..{top} with min_similarity, got {distance}")
-            raise ValueError(
-                f"max_distance must be 0..{top}, got {distance}: the 5-segment drawer index answers "
-                f"exactly only up to {top} (up to {VERIFY_MAX_DISTANCE} with min_similarity)"
-            )
+        if request.HasField("max_distance"):
+            distance = check_max_distance(request.max_distance, verified)
+        else:
+            distance = VERIFY_MAX_DISTANCE if verified else MAX_DISTANCE
         limit = request.limit or self.limits.default_limit
         if limit > self.limits.max_limit:
-            raise ValueError(f"limit is {limit}, over the maximum of {self.limits.max_limit} (max_limit)")
+            raise InvalidArgument("limit", f"limit is {limit}, over the maximum of {self.limits.max_limit} (max_limit)")
         return distance, limit
 
     async def _query(
@@ -225,8 +206,9 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
     @_rpc
     async def IndexBatch(self, request: pb.IndexBatchRequest, deadline: float | None):
         if len(request.documents) > self.limits.max_batch:
-            raise ValueError(
-                f"documents has {len(request.documents)} items, over the limit of {self.limits.max_batch} (max_batch)"
+            raise InvalidArgument(
+                "documents",
+                f"documents has {len(request.documents)} items, over the limit of {self.limits.max_batch} (max_batch)",
             )
         chars = sum(len(item.text) for item in request.documents)
         outcomes, good = await self._off_loop_if_long(chars, self._checked_batch, request, deadline)
@@ -244,7 +226,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
             try:
                 doc_id = self._doc_id(item.doc_id, f"documents[{n}].doc_id")
                 fp, _, sketch = self._document_of(item, f"documents[{n}].")
-            except ValueError as exc:
+            except InvalidArgument as exc:
                 outcomes.append(
                     pb.IndexOutcome(doc_id=item.doc_id, code=grpc.StatusCode.INVALID_ARGUMENT.value[0], error=str(exc))
                 )
@@ -300,8 +282,9 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
     @_rpc
     async def Delete(self, request: pb.DeleteRequest, deadline: float | None):
         if len(request.doc_ids) > self.limits.max_batch:
-            raise ValueError(
-                f"doc_ids has {len(request.doc_ids)} items, over the limit of {self.limits.max_batch} (max_batch)"
+            raise InvalidArgument(
+                "doc_ids",
+                f"doc_ids has {len(request.doc_ids)} items, over the limit of {self.limits.max_batch} (max_batch)",
             )
         ids = [self._doc_id(d, f"doc_ids[{n}]") for n, d in enumerate(request.doc_ids)]
         self._require_index()
