@@ -11,8 +11,8 @@ from dataclasses import replace
 import pytest
 
 from simhash_deploy import Ports
-from simhash_server.index.keys import drawer_keys
 from simhash_server.index.errors import Unavailable
+from simhash_server.index.keys import drawer_keys
 from simhash_server.index.model import Hit
 from simhash_server.index.store import IndexStore
 
