@@ -48,8 +48,8 @@ class TableSpec:
 @dataclass(frozen=True)
 class IndexTables:
     drawers: TableSpec  # 13-byte keys, no value: the 10 drawers of every fingerprint
-    fp2docs: TableSpec  # fingerprint (8 bytes) -> one column per document id
-    docs: TableSpec  # document id -> fingerprint (and, later, its sketch)
+    fp2docs: TableSpec  # fingerprint (8 bytes) -> one column per document id, valued by its sketch
+    docs: TableSpec  # document id -> fingerprint (the commit record; the sketch lives in fp2docs)
     meta: TableSpec  # one row: fingerprint version and segment layout
 
     def all(self) -> tuple[TableSpec, ...]:

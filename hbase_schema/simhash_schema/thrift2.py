@@ -1,9 +1,10 @@
-"""HBase's Thrift2 API through thriftpy2, with the IDL taken from the HBase you run.
+"""HBase's Thrift2 API through thriftpy2.
 
-The IDL (``org/apache/hadoop/hbase/thrift2/hbase.thrift``) ships inside the ``hbase-thrift`` jar; it is
-read from there, so client and gateway always agree.  Where it is looked for, in order:
-``$SIMHASH_HBASE_THRIFT2_IDL`` (a .thrift file or a .jar), ``$HBASE_HOME/lib/hbase-thrift-*.jar``, then the
-jars ``deploy/hbase-local`` fetched in this checkout.
+The IDL is HBase 2.6.1's ``org/apache/hadoop/hbase/thrift2/hbase.thrift`` (Apache-2.0, from the
+``hbase-thrift`` jar on Maven Central), shipped in this package as ``hbase2.thrift`` the way happybase ships
+Thrift1's, so an installed package needs no checkout and no jars.  tests/unit/test_thrift2_idl.py holds it
+equal to the jar's.  To speak another HBase's Thrift2, point ``$SIMHASH_HBASE_THRIFT2_IDL`` at its
+hbase.thrift or its hbase-thrift jar, or set ``$HBASE_HOME``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["SchemaError", "connect", "hbase2"]
+__all__ = ["PACKAGED_IDL", "SchemaError", "connect", "hbase2", "read_idl"]
 
 IDL_IN_JAR = "org/apache/hadoop/hbase/thrift2/hbase.thrift"
 
@@ -25,15 +26,25 @@ class SchemaError(RuntimeError):
     """The index's tables or meta record are missing, different, or cannot be reached."""
 
 
+PACKAGED_IDL = Path(__file__).with_name("hbase2.thrift")
+
+
 def _candidates() -> list[Path]:
     found: list[Path] = []
     if env := os.environ.get("SIMHASH_HBASE_THRIFT2_IDL"):
         found.append(Path(env))
     if home := os.environ.get("HBASE_HOME"):
         found.extend(sorted(Path(home, "lib").glob("hbase-thrift-*.jar")))
-    for base in (Path.cwd(), *Path.cwd().parents, Path(__file__).resolve().parents[2]):
-        found.extend(sorted((base / "deploy" / "hbase-local" / "target" / "lib").glob("hbase-thrift-*.jar")))
+    found.append(PACKAGED_IDL)
     return found
+
+
+def read_idl(path: Path) -> str:
+    """The Thrift2 IDL text in a .thrift file, or inside an hbase-thrift jar."""
+    if path.suffix == ".jar":
+        with zipfile.ZipFile(path) as jar:
+            return jar.read(IDL_IN_JAR).decode("utf-8")
+    return path.read_text(encoding="utf-8")
 
 
 @cache
@@ -42,17 +53,11 @@ def hbase2() -> ModuleType:
     import thriftpy2
 
     for path in _candidates():
-        if not path.is_file():
-            continue
-        if path.suffix == ".jar":
-            with zipfile.ZipFile(path) as jar:
-                text = jar.read(IDL_IN_JAR).decode("utf-8")
-        else:
-            text = path.read_text(encoding="utf-8")
-        return thriftpy2.load_fp(io.StringIO(text), module_name="hbase2_thrift")
-    raise SchemaError(
-        "cannot find HBase's Thrift2 IDL: set SIMHASH_HBASE_THRIFT2_IDL to hbase.thrift or an hbase-thrift jar, "
-        "or HBASE_HOME, or run `make jars` in the checkout"
+        if path.is_file():
+            return thriftpy2.load_fp(io.StringIO(read_idl(path)), module_name="hbase2_thrift")
+    raise SchemaError(  # only when an explicit location is wrong and the packaged copy is gone
+        f"cannot find HBase's Thrift2 IDL (looked at {', '.join(map(str, _candidates()))}): set "
+        "SIMHASH_HBASE_THRIFT2_IDL to an hbase.thrift or an hbase-thrift jar, or reinstall simhash-index"
     )
 
 

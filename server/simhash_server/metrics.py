@@ -1,4 +1,4 @@
-"""Prometheus metrics, served on their own port by `simhash-index serve --metrics-port`."""
+"""Prometheus metrics, served on their own port by `simhash-index serve --metrics-address`."""
 
 from __future__ import annotations
 

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from simhash_index.v1 import simhash_index_pb2 as pb
 
 SERVICE = pb.DESCRIPTOR.services_by_name["SimHashIndex"]
-# README "Errors": what a request can get back.  INTERNAL only for bytes that are no protobuf message at all
-# (gRPC's own "Exception deserializing request!").
+# README "Errors": what a request can get back.  Bytes that are no protobuf message of the method's type are
+# INVALID_ARGUMENT too (the server's own check, naming the type); INTERNAL would be a bug.
 DOCUMENTED = {
     grpc.StatusCode.OK,
     grpc.StatusCode.INVALID_ARGUMENT,

@@ -112,23 +112,37 @@ def test_stats(client, server) -> None:
 
 
 @pytest.mark.parametrize(
-    ("call", "message"),
+    ("call", "field", "message"),
     [
-        (lambda c: c.query(simhash=1, max_distance=4), "max_distance must be 0..3, got 4: the 5-segment drawer index"),
-        (lambda c: c.index("", simhash=1), "doc_id: doc_id is empty"),
-        (lambda c: c.index("x" * 600, simhash=1), "doc_id: doc_id is 600 bytes, the limit is 512"),
-        (lambda c: c.fingerprint("字" * 40_000), "text is 120000 bytes, over the limit of 100000 (max_text_bytes)"),
-        (lambda c: c.query(simhash=1, limit=501), "limit is 501, over the maximum of 500 (max_limit)"),
+        (
+            lambda c: c.query(simhash=1, max_distance=4),
+            "max_distance",
+            "max_distance must be 0..3, got 4: the 5-segment drawer index",
+        ),
+        (lambda c: c.index("", simhash=1), "doc_id", "doc_id: doc_id is empty"),
+        (lambda c: c.index("x" * 600, simhash=1), "doc_id", "doc_id: doc_id is 600 bytes, the limit is 512"),
+        (
+            lambda c: c.fingerprint("字" * 40_000),
+            "text",
+            "text is 120000 bytes, over the limit of 100000 (max_text_bytes)",
+        ),
+        (lambda c: c.query(simhash=1, limit=501), "limit", "limit is 501, over the maximum of 500 (max_limit)"),
         (
             lambda c: c.index_batch([{"doc_id": f"b{i}", "simhash": i} for i in range(51)]),
+            "documents",
             "over the limit of 50 (max_batch)",
         ),
-        (lambda c: c.delete([f"b{i}" for i in range(51)]), "doc_ids has 51 items, over the limit of 50"),
+        (lambda c: c.delete([f"b{i}" for i in range(51)]), "doc_ids", "doc_ids has 51 items, over the limit of 50"),
+        (lambda c: c.delete(["ok", ""]), "doc_ids[1]", "doc_ids[1]: doc_id is empty"),
+        (lambda c: c.query(text="x", min_similarity=1.5), "min_similarity", "min_similarity must be within 0..1"),
     ],
 )
-def test_invalid_arguments_name_the_field(client, call, message) -> None:
-    with pytest.raises(InvalidArgument, match=message.replace("(", r"\(").replace(")", r"\)")):
+def test_invalid_arguments_name_the_field(client, call, field, message) -> None:
+    """The message names the field, and so does the BadRequest detail the client exposes."""
+    with pytest.raises(InvalidArgument, match=message.replace("(", r"\(").replace(")", r"\)")) as info:
         call(client)
+    assert info.value.fields == [field]
+    assert message.split(": ")[-1] in info.value.violations[0].description
 
 
 def test_both_or_neither_of_text_and_simhash_is_refused_by_the_server(server) -> None:

@@ -37,10 +37,26 @@ def test_create_put_scan_delete_drop(hbase, table_name: str) -> None:
         conn.close()
 
 
-def test_thrift2_gateway_accepts_connections(hbase) -> None:
-    import socket
+def test_thrift2_gateway_puts_gets_and_scans(hbase, table_name: str) -> None:
+    """The second gateway serves the calls the index makes through it: put, get, one-call scan, regions."""
+    from simhash_schema import connect, hbase2
 
     if hbase.thrift2_port is None:
         pytest.skip("HBASE_THRIFT2_PORT not given for the external HBase")
-    with socket.create_connection((hbase.host, hbase.thrift2_port), timeout=5):
-        pass
+    conn = hbase.connection()
+    conn.create_table(table_name, {"f": {"max_versions": 1}})
+    client = connect(hbase.host, hbase.thrift2_port)
+    t = hbase2()
+    name = table_name.encode()
+    try:
+        for row in (b"k1", b"k2", b"l1"):
+            client.put(name, t.TPut(row=row, columnValues=[t.TColumnValue(b"f", b"v", row + b"!")]))
+        got = client.get(name, t.TGet(row=b"k2"))
+        assert [(cv.family, cv.qualifier, cv.value) for cv in got.columnValues] == [(b"f", b"v", b"k2!")]
+        scanned = client.getScannerResults(name, t.TScan(startRow=b"k", stopRow=b"l"), 10)
+        assert [r.row for r in scanned] == [b"k1", b"k2"]
+        assert len(client.getAllRegionLocations(name)) == 1
+    finally:
+        client.close()
+        conn.delete_table(table_name, disable=True)
+        conn.close()

@@ -221,17 +221,6 @@ def test_a_network_address_without_tls_or_tokens_is_refused_unless_insecure(make
     assert "with neither TLS nor tokens (--insecure)" in caplog.text
 
 
-def test_weak_or_malformed_tokens_are_refused_at_start(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="shorter than 16"):
-        Tokens([("read", "short")])
-    with pytest.raises(ValueError, match="unknown role 'admin'"):
-        Tokens.parse("admin " + "a" * 20, "SIMHASH_TOKENS")
-    path = tmp_path / "tokens"
-    path.write_text("# callers\nread " + "r" * 20 + "\nwrite\n")
-    with pytest.raises(ValueError, match=f"{path}: entry 3: expected 'ROLE TOKEN'"):
-        Tokens.from_file(path)
-
-
 def test_message_size_and_concurrency_limits_answer_resource_exhausted(make_index) -> None:
     srv = _serve(make_index, limits=Limits(max_message_bytes=1 << 20, max_concurrent_calls=2, workers=2))
     try:

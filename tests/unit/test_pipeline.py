@@ -105,10 +105,13 @@ def test_megabyte_texts_are_chunked_not_refused() -> None:
 
 @pytest.mark.parametrize("recipe", sorted(RECIPES))
 def test_every_recipe_handles_short_inputs(recipe: str) -> None:
-    for tokens in ([], ["一"], ["一", "二"], ["一", "二", "三"]):
+    assert simhash(features([], recipe)) == 0  # no features: every bit's sum is zero
+    # One token has one feature (no pairs yet): SimHash of a single feature is that feature's hash.
+    assert simhash(features(["一"], recipe)) == xxhash.xxh3_64_intdigest("一".encode())
+    for tokens in (["一", "二"], ["一", "二", "三"]):
         feats = features(tokens, recipe)
-        assert feats.hashes.size == feats.weights.size
-        simhash(feats)
+        assert feats.hashes.size == feats.weights.size > 0
+        assert 0 <= simhash(feats) < 2**64
 
 
 def test_unknown_recipe_is_named() -> None:

@@ -36,7 +36,6 @@ __all__ = [
     "SketchError",
     "bin_minima",
     "readable",
-    "shingle_hashes",
     "similarity",
     "sketch",
 ]
@@ -61,11 +60,6 @@ def _probe_table(bins: int) -> np.ndarray:
     attempts = np.arange(1, _PROBES + 1, dtype=np.uint64)[:, None]
     ids = np.arange(bins, dtype=np.uint64)[None, :]
     return (fmix64((ids * _GOLDEN) ^ (attempts + _SEED)) % np.uint64(bins)).astype(np.intp)
-
-
-def shingle_hashes(tokens: list[str]) -> np.ndarray:
-    """A 64-bit hash per word 3-shingle, in order (one for a text of fewer than 3 tokens)."""
-    return _shingles(token_hashes(tokens))
 
 
 def _shingles(h: np.ndarray) -> np.ndarray:

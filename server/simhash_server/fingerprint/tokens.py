@@ -6,7 +6,7 @@ one token each (after normalisation there is no case left); everything else (spa
 emoji) separates runs and is not a token.
 
 jieba-rs (the ``rjieba`` package) is used for the CJK runs because it returns jieba's tokens about ten times
-faster; it is only given CJK-only runs, where the two agree (tests/unit/test_tokens.py checks it against
+faster; it is only given CJK-only runs, where the two agree (tests/unit/test_pipeline.py checks it against
 jieba itself), never mixed text, where they differ.
 """
 

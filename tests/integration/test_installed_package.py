@@ -1,0 +1,78 @@
+"""The package runs outside the checkout: a wheel installed into a fresh venv applies the schema from an
+unrelated directory (the Thrift2 IDL comes from the package, not from deploy/ or the working directory)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+import venv
+from pathlib import Path
+
+import pytest
+
+from simhash_schema import index_tables
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """bin/ of a fresh venv holding simhash-index[server], built as a wheel from this checkout."""
+    base = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(base), str(ROOT)],
+        check=True,
+    )
+    (wheel,) = base.glob("simhash_index-*.whl")
+    env_dir = base / "venv"
+    venv.create(env_dir, with_pip=True)
+    subprocess.run([env_dir / "bin" / "pip", "install", "-q", f"{wheel}[server]"], check=True)
+    return env_dir / "bin"
+
+
+def test_an_installed_wheel_applies_the_schema_from_another_directory(
+    installed: Path, hbase, drop, tmp_path: Path
+) -> None:
+    if hbase.thrift2_port is None:
+        pytest.skip("HBASE_THRIFT2_PORT not given for the external HBase")
+    prefix = f"wheel{uuid.uuid4().hex[:8]}"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ports = ["--hbase-host", hbase.host, "--thrift-port", str(hbase.thrift_port)]
+    ports += ["--thrift2-port", str(hbase.thrift2_port), "--table-prefix", prefix]
+    clean = {"PATH": str(installed), "HOME": str(tmp_path)}  # no PYTHONPATH, no HBASE_HOME: nothing of the checkout
+    try:
+        applied = subprocess.run(
+            [installed / "simhash-index", "schema", "apply", "--regions", "2", *ports],
+            cwd=elsewhere,
+            env=clean,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert applied.returncode == 0, applied.stderr
+        assert f"{prefix}_drawers: created" in applied.stdout
+        shown = subprocess.run(
+            [installed / "simhash-index", "schema", "show", *ports],
+            cwd=elsewhere,
+            env=clean,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert shown.returncode == 0, shown.stderr
+        report = json.loads(shown.stdout)
+        assert report[f"{prefix}_drawers"]["regions"] == 2
+        location = subprocess.run(
+            [installed / "python", "-c", "import simhash_schema.thrift2 as t; print(t.PACKAGED_IDL)"],
+            cwd=elsewhere,
+            env=clean,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert not location.stdout.strip().startswith(str(ROOT))  # the installed copy, not the checkout's
+    finally:
+        drop(index_tables(prefix))

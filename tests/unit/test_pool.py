@@ -1,0 +1,98 @@
+"""ConnectionPool: which failures are retried on a fresh connection, and what each ends as."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from thriftpy2.thrift import TException
+from thriftpy2.transport import TTransportException
+
+from simhash_server.index.errors import DeadlineExceeded, Rejected, Unavailable
+from simhash_server.index.pool import ConnectionPool
+
+
+class TIOError(TException):  # named as HBase's Thrift2 IDL names them: the pool sorts by name
+    pass
+
+
+class TIllegalArgument(TException):
+    pass
+
+
+class AlreadyExists(TException):  # Thrift1's spelling
+    pass
+
+
+class Connections:
+    """Numbered connections; remembers which were closed."""
+
+    def __init__(self) -> None:
+        self.made = 0
+        self.closed: list[int] = []
+
+    def open(self) -> int:
+        self.made += 1
+        return self.made
+
+    def close(self, conn: int) -> None:
+        self.closed.append(conn)
+
+
+def _failing(errors: list[BaseException], seen: list[int]):
+    def call(conn: int) -> str:
+        seen.append(conn)
+        if errors:
+            raise errors.pop(0)
+        return f"answered on {conn}"
+
+    return call
+
+
+def test_a_transport_error_is_retried_on_a_fresh_connection_and_the_broken_one_closed() -> None:
+    conns, seen = Connections(), []
+    pool = ConnectionPool("t", conns.open, conns.close, size=2, retries=2)
+    assert pool.run(_failing([TTransportException(message="read 0 bytes")], seen)) == "answered on 2"
+    assert seen == [1, 2] and conns.closed == [1]
+    assert pool.run(_failing([], seen)) == "answered on 2"  # the good one is reused
+
+
+def test_an_hbase_io_error_is_retried_then_unavailable() -> None:
+    conns, seen = Connections(), []
+    pool = ConnectionPool("t", conns.open, conns.close, size=1, retries=2)
+    with pytest.raises(Unavailable, match="did not answer after 3 attempt"):
+        pool.run(_failing([TIOError(), TIOError(), TIOError()], seen))
+    assert len(seen) == 3
+
+
+@pytest.mark.parametrize("refusal", [TIllegalArgument(), AlreadyExists()])
+def test_a_refusal_is_not_retried(refusal: TException) -> None:
+    conns, seen = Connections(), []
+    pool = ConnectionPool("t", conns.open, conns.close, size=1, retries=5)
+    with pytest.raises(Rejected, match="HBase refused the request"):
+        pool.run(_failing([refusal], seen))
+    assert len(seen) == 1 and conns.closed == []  # the connection itself is fine
+
+
+def test_a_non_idempotent_call_is_tried_once() -> None:
+    conns, seen = Connections(), []
+    pool = ConnectionPool("t", conns.open, conns.close, size=1, retries=5)
+    with pytest.raises(Unavailable, match="after 1 attempt"):
+        pool.run(_failing([TTransportException()], seen), idempotent=False)
+    assert len(seen) == 1
+
+
+def test_a_passed_deadline_stops_before_calling() -> None:
+    conns, seen = Connections(), []
+    pool = ConnectionPool("t", conns.open, conns.close, size=1)
+    with pytest.raises(DeadlineExceeded):
+        pool.run(_failing([], seen), deadline=time.monotonic() - 1)
+    assert seen == []
+
+
+def test_errors_of_the_callers_own_code_pass_through_untouched() -> None:
+    conns, seen = Connections(), []
+    pool = ConnectionPool("t", conns.open, conns.close, size=1)
+    with pytest.raises(KeyError):
+        pool.run(_failing([KeyError("bug")], seen))
+    assert len(seen) == 1

@@ -1,0 +1,136 @@
+"""The service's request checks and its one table of status codes, without a server or HBase."""
+
+from __future__ import annotations
+
+import math
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2, status_pb2
+
+from simhash_index.v1 import simhash_index_pb2 as pb
+from simhash_schema import SchemaError, VersionMismatch
+from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint
+from simhash_server.index.errors import (
+    CorruptData,
+    DeadlineExceeded,
+    InvalidArgument,
+    Rejected,
+    Unavailable,
+)
+from simhash_server.rpc.limits import Limits
+from simhash_server.rpc.service import SimHashIndexService
+from simhash_server.rpc.status import NotFound, _bad_request, status_for
+
+
+@pytest.fixture
+def service() -> SimHashIndexService:
+    # Validation never reaches the index: none is given, so a check that did would fail loudly.
+    return SimHashIndexService(
+        index=None, executor=None, limits=Limits(max_text_bytes=100, max_limit=50, default_limit=20)
+    )  # type: ignore[arg-type]
+
+
+def _violation(call) -> InvalidArgument:
+    with pytest.raises(InvalidArgument) as info:
+        call()
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("request_", "verified", "field", "message"),
+    [
+        (pb.QueryRequest(simhash=1, max_distance=4), False, "max_distance", "max_distance must be 0..3, got 4"),
+        (pb.QueryRequest(text="x", max_distance=9), True, "max_distance", "0..8 with min_similarity, got 9"),
+        (pb.QueryRequest(simhash=1, limit=51), False, "limit", "limit is 51, over the maximum of 50"),
+    ],
+)
+def test_distance_and_limit(service, request_, verified, field, message) -> None:
+    error = _violation(lambda: service._distance_and_limit(request_, verified))
+    assert error.field == field and message in str(error)
+
+
+def test_defaults_are_the_exact_and_the_verified_reach(service) -> None:
+    assert service._distance_and_limit(pb.QueryRequest(simhash=1)) == (3, service.limits.default_limit)
+    assert service._distance_and_limit(pb.QueryRequest(text="x"), verified=True)[0] == 8
+    assert service._distance_and_limit(pb.QueryRequest(simhash=1, max_distance=0, limit=7)) == (0, 7)
+
+
+@pytest.mark.parametrize("floor", [-0.1, 1.01, math.nan, math.inf])
+def test_min_similarity_outside_0_1_is_refused(service, floor: float) -> None:
+    error = _violation(lambda: service._min_similarity(pb.QueryRequest(text="x", min_similarity=floor)))
+    assert error.field == "min_similarity"
+
+
+def test_min_similarity_needs_text(service) -> None:
+    assert service._min_similarity(pb.QueryRequest(text="x")) is None
+    assert service._min_similarity(pb.QueryRequest(text="x", min_similarity=0.9)) == pytest.approx(0.9)
+    error = _violation(lambda: service._min_similarity(pb.QueryRequest(simhash=1, min_similarity=0.9)))
+    assert "needs text" in str(error)
+
+
+def test_text_or_simhash_exactly_one(service) -> None:
+    assert _violation(lambda: service._document_of(pb.QueryRequest(text="x", simhash=1))).field == "text"
+    assert _violation(lambda: service._document_of(pb.QueryRequest())).field == "text"
+    assert service._document_of(pb.QueryRequest(simhash=7)) == (7, 0, b"")
+    fp = fingerprint("近似重复检测", sketch=True)
+    assert service._document_of(pb.QueryRequest(text="近似重复检测")) == (fp.value, fp.features, fp.sketch)
+
+
+def test_a_fingerprint_of_another_version_is_a_precondition_failure(service) -> None:
+    with pytest.raises(VersionMismatch, match="differs from the server's"):
+        service._document_of(pb.IndexRequest(doc_id="d", simhash=1, fingerprint_version="simhash64/other/r9"))
+    assert service._document_of(pb.IndexRequest(doc_id="d", simhash=1, fingerprint_version=FINGERPRINT_VERSION))[0] == 1
+
+
+def test_text_over_the_limit_names_it(service) -> None:
+    error = _violation(lambda: service._document_of(pb.QueryRequest(text="字" * 40)))
+    assert error.field == "text" and "120 bytes, over the limit of 100" in str(error)
+
+
+def test_a_batch_rejects_bad_items_alone_naming_their_path(service) -> None:
+    request = pb.IndexBatchRequest(
+        documents=[
+            pb.IndexRequest(doc_id="a", simhash=1),
+            pb.IndexRequest(doc_id="", simhash=2),
+            pb.IndexRequest(doc_id="c"),
+            pb.IndexRequest(doc_id="d", text="近似重复"),
+        ]
+    )
+    outcomes, good = service._checked_batch(request, None)
+    assert [o.code for o in outcomes] == [0, 3, 3, 0]
+    assert outcomes[1].error == "documents[1].doc_id: doc_id is empty"
+    assert outcomes[2].error == "documents[2].text or documents[2].simhash is required"
+    assert [d.doc_id for d in good] == ["a", "d"] and good[1].simhash == fingerprint("近似重复").value
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (InvalidArgument("f", "f is wrong"), grpc.StatusCode.INVALID_ARGUMENT),
+        (NotFound("x"), grpc.StatusCode.NOT_FOUND),
+        (VersionMismatch("v"), grpc.StatusCode.FAILED_PRECONDITION),
+        (SchemaError("tables missing"), grpc.StatusCode.UNAVAILABLE),
+        (DeadlineExceeded("late"), grpc.StatusCode.DEADLINE_EXCEEDED),
+        (Unavailable("down"), grpc.StatusCode.UNAVAILABLE),
+        (CorruptData("bad cell"), grpc.StatusCode.DATA_LOSS),
+        (Rejected("TIllegalArgument"), grpc.StatusCode.INTERNAL),
+        (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad"), grpc.StatusCode.INTERNAL),  # a bug, not the caller's
+        (ValueError("from deep inside"), grpc.StatusCode.INTERNAL),
+        (KeyError("k"), grpc.StatusCode.INTERNAL),
+    ],
+)
+def test_each_error_class_has_one_status(error: BaseException, code: grpc.StatusCode) -> None:
+    assert status_for(error) is code
+
+
+def test_a_field_violation_travels_as_a_bad_request_detail() -> None:
+    ((key, value),) = _bad_request(InvalidArgument("documents[2].doc_id", "documents[2].doc_id: doc_id is empty"))
+    assert key == "grpc-status-details-bin"
+    status = status_pb2.Status.FromString(value)
+    assert status.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    bad = error_details_pb2.BadRequest()
+    assert status.details[0].Unpack(bad)
+    assert [(v.field, v.description) for v in bad.field_violations] == [
+        ("documents[2].doc_id", "documents[2].doc_id: doc_id is empty")
+    ]
