@@ -2,8 +2,16 @@
 near-duplicates.  Used by eval_accuracy.py and bench_fingerprint.py.
 
 Packages (Chinese and English): manual pages in Chinese, the GIMP manual (zh_CN and en), the Debian
-Reference (zh-cn and en), the New Maintainers' Guide, the FAQ and the Debian Edu manual in Chinese.  They are
-fetched with `apt-get download` (Debian's archive is reachable from our machines) into var/corpus.
+Reference (zh-cn and en), the New Maintainers' Guide (zh-cn and en), the FAQ (zh-cn and en) and the Debian
+Edu manual in Chinese.  They are fetched with `apt-get download` (Debian's archive is reachable from our
+machines) into var/corpus.
+
+``load_corpus(whole=True)`` (what eval_accuracy.py reports on) keeps every page whole, however long, as a
+user would send it; the older chunked form (pieces of about 4,000 characters, none under 300) remains for
+bench_fingerprint.py, whose speed figures were made on it.  Edited copies come in two kinds: small edits
+(an inserted ad, a deleted sentence, changed numbers or characters, a footer) and the realistic ones the
+evaluation must not be blind to: the same article inside a site's header/footer template, two different
+articles inside one template, and an older revision with one paragraph rewritten.
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ PACKAGES = {
     "debian-edu-doc-zh-cn": "zh",
     "gimp-help-en": "en",
     "debian-reference-en": "en",
+    "maint-guide": "en",
+    "debian-faq": "en",
 }
 MIN_CHARS, CHUNK_CHARS = 300, 4000
 
@@ -130,7 +140,9 @@ def _chunks(text: str) -> list[str]:
     return out
 
 
-def original_docs(tree: Path) -> list[Doc]:
+def original_docs(tree: Path, whole: bool = False) -> list[Doc]:
+    """Every page of every package; ``whole`` keeps each page as one document (no chunks, no length floor
+    beyond a non-empty text)."""
     docs: list[Doc] = []
     for package, lang in PACKAGES.items():
         base = tree / package
@@ -144,9 +156,13 @@ def original_docs(tree: Path) -> list[Doc]:
                 continue
             if lang == "zh" and len(re.findall(r"[\u4e00-\u9fff]", text)) < len(text) * 0.2:
                 continue  # an untranslated page in a Chinese package
+            rel = path.relative_to(base)
+            if whole:
+                if text.strip():
+                    docs.append(Doc(f"{package}:{rel}", package, lang, text))
+                continue
             for i, chunk in enumerate(_chunks(text)):
                 if len(chunk) >= MIN_CHARS:
-                    rel = path.relative_to(base)
                     docs.append(Doc(f"{package}:{rel}#{i}", package, lang, chunk))
     return docs
 
@@ -216,6 +232,92 @@ def edit_footer(doc: Doc, rng: random.Random) -> str:
     return doc.text + rng.choice(FOOTERS[doc.lang])
 
 
+TEMPLATES = {
+    "zh": [
+        (
+            "首页 > 技术文档 > 系统管理\n登录 | 注册 | 帮助中心\n",
+            "\n上一篇 下一篇\n相关文章推荐\n版权所有 © 2024 技术文档中心 京ICP备12345678号 联系我们 隐私政策",
+        ),
+        (
+            "【开源中国社区】频道：Linux 运维 发布时间：2023-05-12 阅读量：1024\n",
+            "\n本文由网友投稿，不代表本站观点。欢迎转发分享，转载请注明出处。\n扫码关注公众号 获取更多教程",
+        ),
+        (
+            "导航：新闻 | 下载 | 论坛 | 文档 | 关于我们\n当前位置：文档库\n",
+            "\n评论（0）\n发表评论请先登录。\n热门标签：Linux Debian 软件包 系统 网络 安全",
+        ),
+    ],
+    "en": [
+        (
+            "Home > Docs > Administration\nSign in | Register | Help Center\n",
+            "\nPrevious article  Next article\nRelated posts\nCopyright 2024 Tech Docs Center. Contact us. Privacy.",
+        ),
+        (
+            "[Open Source Weekly] Channel: Linux ops  Published: 2023-05-12  Views: 1024\n",
+            "\nThis post was contributed by a reader and does not represent our views. Share it, credit the source.",
+        ),
+        (
+            "Navigation: News | Downloads | Forum | Docs | About\nYou are here: Library\n",
+            "\nComments (0)\nSign in to comment.\nPopular tags: Linux Debian packages system network security",
+        ),
+    ],
+}
+
+
+def in_template(doc: Doc, template: int) -> str:
+    header, footer = TEMPLATES[doc.lang][template % len(TEMPLATES[doc.lang])]
+    return header + doc.text + footer
+
+
+def _paragraphs(text: str) -> list[str]:
+    return text.split("\n")
+
+
+def older_revision(doc: Doc, donor: Doc, rng: random.Random) -> str:
+    """The page with one of its longer paragraphs replaced by a paragraph of another page of the same
+    source, as a revision that rewrote it would leave the rest."""
+    parts = _paragraphs(doc.text)
+    longest = sorted(range(len(parts)), key=lambda i: len(parts[i]), reverse=True)[: max(1, len(parts) // 3)]
+    target = rng.choice(longest)
+    replacements = [p for p in _paragraphs(donor.text) if len(p) >= min(40, len(parts[target]))] or [donor.text]
+    parts[target] = rng.choice(replacements)
+    return "\n".join(parts)
+
+
+def realistic_copies(originals: list[Doc], count: int, rng: random.Random) -> list[Doc]:
+    """``count`` copies of each realistic kind: the article in a template, two articles on one template
+    (both wrapped, so that the pair shares only the template), and an older revision."""
+    by_source: dict[str, list[Doc]] = {}
+    for d in originals:
+        by_source.setdefault(d.source, []).append(d)
+    out = []
+    for n, doc in enumerate(rng.sample(originals, count)):
+        out.append(Doc(f"{doc.id}~template{n}", doc.source, doc.lang, in_template(doc, n), doc.id, ["template"]))
+    for n in range(count):
+        a, b = rng.sample(originals, 2)
+        while b.lang != a.lang:
+            b = rng.choice(originals)
+        for doc in (a, b):
+            out.append(
+                Doc(f"{doc.id}~shared-template{n}", doc.source, doc.lang, in_template(doc, n + 1), doc.id, ["template"])
+            )
+    for n, doc in enumerate(rng.sample(originals, count)):
+        donor = rng.choice(by_source[doc.source])
+        out.append(
+            Doc(f"{doc.id}~revision{n}", doc.source, doc.lang, older_revision(doc, donor, rng), doc.id, ["revision"])
+        )
+    return out
+
+
+def half_of(doc: Doc, salt: str = "split-1") -> str:
+    """ "tune" or "report": a stable split by the original document, so that copies share their original's
+    half.  Choose on "tune", report on "report"."""
+    import hashlib
+
+    root = doc.edited_from or doc.id
+    return "tune" if hashlib.sha256((salt + root).encode()).digest()[0] < 128 else "report"
+
+
 EDITS = {
     "ad": edit_ad,
     "delete-sentence": edit_delete_sentence,
@@ -236,13 +338,18 @@ def edited_copies(originals: list[Doc], count: int, rng: random.Random) -> list[
     return copies
 
 
-def load_corpus(n_edited: int = 600, seed: int = 20261121, cache: Path = CACHE) -> list[Doc]:
-    """Originals plus ``n_edited`` edited copies; cached as JSON lines under var/corpus."""
-    path = cache / f"corpus-{n_edited}-{seed}.jsonl"
+def load_corpus(
+    n_edited: int = 600, seed: int = 20261121, cache: Path = CACHE, whole: bool = False, n_realistic: int = 0
+) -> list[Doc]:
+    """Originals plus ``n_edited`` edited copies (and ``n_realistic`` of each realistic kind); cached as JSON
+    lines under var/corpus."""
+    form = f"whole-{n_realistic}-" if whole else ""
+    path = cache / f"corpus-{form}{n_edited}-{seed}.jsonl"
     if path.is_file():
         return [Doc(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines()]
-    originals = original_docs(fetch_packages(cache))
-    docs = originals + edited_copies(originals, n_edited, random.Random(seed))
+    originals = original_docs(fetch_packages(cache), whole)
+    rng = random.Random(seed)
+    docs = originals + edited_copies(originals, n_edited, rng) + realistic_copies(originals, n_realistic, rng)
     path.write_text("".join(json.dumps(asdict(d), ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
     return docs
 
