@@ -85,9 +85,11 @@ proto-check: install
 	    { echo "client/simhash_index/v1/$$f is stale: run 'make proto' and commit" >&2; rm -rf $$tmp; exit 1; }; \
 	done; rm -rf $$tmp; echo "generated gRPC code is up to date"
 
-# Accuracy of every fingerprint recipe on a Debian-docs corpus -> docs/accuracy.md
+# Accuracy of every fingerprint recipe on whole Debian-docs pages (reporting half) -> docs/accuracy.md, accuracy-k.png
+# (EVAL_ARGS="--half tune" for the half recipes are chosen on)
 eval: install
-	$(BIN)/python benchmarks/eval_accuracy.py
+	$(BIN)/pip install -q -e '.[server,test,eval]'
+	$(BIN)/python benchmarks/eval_accuracy.py $(EVAL_ARGS)
 
 bench-fingerprint: install
 	$(BIN)/python benchmarks/bench_fingerprint.py

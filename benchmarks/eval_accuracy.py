@@ -1,5 +1,10 @@
 """Accuracy of "Hamming distance <= k" as a near-duplicate test, for every recipe, on a real corpus.
 
+The corpus is whole pages (never chunked) with edited and realistic copies (corpus.py), split by original
+into a tuning half and a reporting half: recipes are chosen on ``--half tune`` and reported on the default
+``--half report``.  Results are given per language and per length bucket (the shorter document of a pair),
+with a figure of precision and recall against k (docs/accuracy-k.png).
+
 Ground truth: exact Jaccard similarity of word 3-shingle sets (words from this project's tokenizer) for all
 pairs of documents.  For k = 0..6 and thresholds 0.8 and 0.9 it reports precision, recall and F1 of
 "Hamming <= k" against "Jaccard >= threshold", for this project's recipes and for the `simhash` package
@@ -25,7 +30,7 @@ import xxhash
 from scipy import sparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import Doc, load_corpus
+from corpus import Doc, half_of, load_corpus
 
 from simhash_server.fingerprint.features import DEFAULT_RECIPE, RECIPES, features
 from simhash_server.fingerprint.normalize import normalize
@@ -37,6 +42,7 @@ from simhash_server.index.model import MAX_DISTANCE, VERIFY_MAX_DISTANCE
 
 KS = range(7)
 THRESHOLDS = (0.8, 0.9)
+BUCKETS = ((0, 400), (400, 800), (800, 1600), (1600, 6400), (6400, None))
 
 
 def shingle_matrix(token_lists: list[list[str]]) -> sparse.csr_matrix:
@@ -247,18 +253,88 @@ def verified_tables(
     return [*lines, ""]
 
 
+def _in_bucket(lo: int, hi: int | None, length: int) -> bool:
+    return lo <= length and (hi is None or length < hi)
+
+
+def bucket_tables(fingerprints: dict[str, np.ndarray], docs: list[Doc], jac: dict[tuple[int, int], float]) -> list[str]:
+    """P / R / F1 of k<=3 against J>=0.9 per language and per length of the shorter document of a pair."""
+    positives = {p for p, v in jac.items() if v >= 0.9}
+    lengths = [len(d.text) for d in docs]
+    heads = [f"{lo:,}-{hi:,}" if hi else f">= {lo:,}" for lo, hi in BUCKETS]
+    lines = [
+        "## By language and length (k<=3 against Jaccard >= 0.9)",
+        "",
+        "Length: characters of the shorter document of a pair. A cell is precision / recall / F1, and the "
+        "number of pairs with Jaccard >= 0.9.",
+        "",
+    ]
+    for lang in ("zh", "en"):
+        lines += [
+            f"### {lang}",
+            "",
+            "| recipe | all >= 400 | " + " | ".join(heads) + " |",
+            "|---|---|" + "---|" * len(BUCKETS),
+        ]
+        for name, fps in fingerprints.items():
+            predicted = set(close_pairs(fps, MAX_DISTANCE))
+            cells = []
+            for lo, hi in ((400, None), *BUCKETS):
+
+                def chosen(pair: tuple[int, int], lo: int = lo, hi: int | None = hi, lang: str = lang) -> bool:
+                    i, j = pair
+                    return docs[i].lang == docs[j].lang == lang and _in_bucket(lo, hi, min(lengths[i], lengths[j]))
+
+                wanted = {p for p in positives if chosen(p)}
+                precision, recall, f1 = prf({p for p in predicted if chosen(p)}, wanted)
+                cells.append(f"{precision:.2f} / {recall:.2f} / {f1:.2f} ({len(wanted)})")
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
+
+
+def figure(table: dict[str, dict], path: Path) -> None:
+    """Precision and recall against k for each recipe (J >= 0.9)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), sharex=True)
+    for name, sc in table.items():
+        left.plot(list(KS), [sc[(0.9, k)][0] for k in KS], marker="o", label=name)
+        right.plot(list(KS), [sc[(0.9, k)][1] for k in KS], marker="o", label=name)
+    for axis, what in ((left, "precision"), (right, "recall")):
+        axis.set_xlabel("Hamming distance k")
+        axis.set_ylabel(what)
+        axis.set_title(f"{what} of distance <= k against Jaccard >= 0.9")
+        axis.grid(alpha=0.3)
+    right.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def render(
-    table: dict[str, dict], docs: list[Doc], jac: dict, elapsed: float, command: str, verified: list[str]
+    table: dict[str, dict],
+    docs: list[Doc],
+    jac: dict,
+    elapsed: float,
+    command: str,
+    verified: list[str],
+    buckets: list[str],
+    half: str,
 ) -> str:
     edited = sum(1 for d in docs if d.edited_from)
     lines = [
         "# Accuracy of the fingerprint recipes",
         "",
-        f"Made by `{command}` in {elapsed:.0f} s.",
+        f"Made by `{command}` in {elapsed:.0f} s, on the {half} half of the corpus.",
         "",
-        f"Corpus: {len(docs)} documents from Debian documentation packages ({len(docs) - edited} originals, "
-        f"{edited} edited copies: inserted ad sentence, deleted sentence, changed numbers, a few changed "
-        "characters, appended footer, and combinations of 2-3 of them). Ground truth: exact Jaccard of word "
+        f"Corpus: {len(docs)} whole pages from Debian documentation packages ({len(docs) - edited} originals, "
+        f"{edited} copies: inserted ad sentence, deleted sentence, changed numbers, a few changed "
+        "characters, appended footer, combinations of 2-3 of them; the article in a site template, two "
+        "articles on one template, an older revision with one paragraph rewritten). Ground truth: exact "
+        "Jaccard of word "
         f"3-shingle sets over all {len(docs) * (len(docs) - 1) // 2:,} pairs; "
         + ", ".join(f"{sum(v >= t for v in jac.values())} pairs have Jaccard >= {t}" for t in THRESHOLDS)
         + ".",
@@ -281,16 +357,19 @@ def render(
             ]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines.append("")
-    return "\n".join(lines + verified + short_text_table(docs))
+    figure_note = ["![precision and recall against k](accuracy-k.png)", ""]
+    return "\n".join(lines + figure_note + buckets + verified + short_text_table(docs))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--edited", type=int, default=600)
+    parser.add_argument("--realistic", type=int, default=200, help="copies of each realistic kind")
+    parser.add_argument("--half", choices=("tune", "report"), default="report")
     parser.add_argument("--output", type=Path, default=Path("docs/accuracy.md"))
     args = parser.parse_args()
     began = time.monotonic()
-    docs = load_corpus(args.edited)
+    docs = [d for d in load_corpus(args.edited, whole=True, n_realistic=args.realistic) if half_of(d) == args.half]
     tokens = [tokenize(normalize(d.text)) for d in docs]
     jac = jaccard_pairs(shingle_matrix(tokens))
     table = {}
@@ -299,11 +378,15 @@ def main() -> None:
         table[name] = scores(close_pairs(fps, max(KS)), jac)
         p, r, f1, *_ = table[name][(0.9, 3)]
         print(f"{name:28s} k<=3 vs J>=0.9: P {p:.3f} R {r:.3f} F1 {f1:.3f}", flush=True)
+    buckets = bucket_tables(fingerprints, docs, jac)
+    print("\n".join(buckets), flush=True)
     verified = verified_tables(fingerprints, tokens, jac)
     print("\n".join(line for line in verified if line.startswith(f"| {DEFAULT_RECIPE}")), flush=True)
-    command = "make eval" if args.edited == 600 else f"benchmarks/eval_accuracy.py --edited {args.edited}"
+    default = args.edited == 600 and args.realistic == 200 and args.half == "report"
+    command = "make eval" if default else "benchmarks/eval_accuracy.py " + " ".join(sys.argv[1:])
     args.output.parent.mkdir(exist_ok=True)
-    report = render(table, docs, jac, time.monotonic() - began, command, verified)
+    figure(table, args.output.with_name("accuracy-k.png"))
+    report = render(table, docs, jac, time.monotonic() - began, command, verified, buckets, args.half)
     args.output.write_text(report + "\n", encoding="utf-8")
     print(f"wrote {args.output}")
 

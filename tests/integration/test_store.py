@@ -98,7 +98,7 @@ def test_unicode_ids_round_trip(index, base, ids) -> None:
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda s: s.query(0, max_distance=4), "max_distance must be 0..3: the 5-segment drawer index"),
+        (lambda s: s.query(0, max_distance=4), "max_distance must be 0..3, got 4: the 5-segment drawer index"),
         (lambda s: s.query(2**64), "unsigned 64-bit"),
         (lambda s: s.index("", 0), "doc_id is empty"),
         (lambda s: s.index("x" * 513, 0), "doc_id is 513 bytes, the limit is 512"),
