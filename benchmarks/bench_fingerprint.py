@@ -23,6 +23,7 @@ from corpus import load_corpus
 from eval_accuracy import simhash_package
 
 from simhash_server.fingerprint import fingerprint
+from simhash_server.fingerprint.features import DEFAULT_RECIPE
 from simhash_server.fingerprint.native import fingerprinter
 from simhash_server.fingerprint.normalize import normalize
 from simhash_server.fingerprint.tokens import tokenize
@@ -96,7 +97,7 @@ def main() -> None:
     args = parser.parse_args()
     docs = one_kb_docs(args.docs)
     mb = sum(len(d.encode()) for d in docs) / 1e6
-    native = fingerprinter()
+    native = fingerprinter(DEFAULT_RECIPE)
     if native is None:
         sys.exit("simhash_native is not installed: `make install` builds it (server/native)")
     same = sum(tokenize(normalize(d)) == jieba_tokens(normalize(d)) for d in docs)

@@ -327,9 +327,25 @@ EDITS = {
 }
 
 
-def edited_copies(originals: list[Doc], count: int, rng: random.Random) -> list[Doc]:
+LENGTH_BUCKETS = ((0, 400), (400, 800), (800, 1600), (1600, 6400), (6400, None))
+
+
+def stratified(originals: list[Doc], count: int, rng: random.Random) -> list[Doc]:
+    """``count`` originals, as evenly as they allow over LENGTH_BUCKETS, so short pages get copies too."""
+    buckets = [
+        [d for d in originals if lo <= len(d.text) and (hi is None or len(d.text) < hi)] for lo, hi in LENGTH_BUCKETS
+    ]
+    chosen: list[Doc] = []
+    for n, bucket in enumerate(buckets):
+        want = (count - len(chosen)) // (len(buckets) - n)
+        chosen += rng.sample(bucket, min(want, len(bucket)))
+    return chosen
+
+
+def edited_copies(originals: list[Doc], count: int, rng: random.Random, even_lengths: bool = False) -> list[Doc]:
     copies = []
-    for n, doc in enumerate(rng.sample(originals, count)):
+    picked = stratified(originals, count, rng) if even_lengths else rng.sample(originals, count)
+    for n, doc in enumerate(picked):
         names = [rng.choice(list(EDITS))] if n % 3 else rng.sample(list(EDITS), rng.choice([2, 3]))
         current = doc
         for name in names:
@@ -349,7 +365,8 @@ def load_corpus(
         return [Doc(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines()]
     originals = original_docs(fetch_packages(cache), whole)
     rng = random.Random(seed)
-    docs = originals + edited_copies(originals, n_edited, rng) + realistic_copies(originals, n_realistic, rng)
+    edited = edited_copies(originals, n_edited, rng, even_lengths=whole)
+    docs = originals + edited + realistic_copies(originals, n_realistic, rng)
     path.write_text("".join(json.dumps(asdict(d), ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
     return docs
 

@@ -363,7 +363,7 @@ def render(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--edited", type=int, default=600)
+    parser.add_argument("--edited", type=int, default=1500, help="edited copies, spread evenly over lengths")
     parser.add_argument("--realistic", type=int, default=200, help="copies of each realistic kind")
     parser.add_argument("--half", choices=("tune", "report"), default="report")
     parser.add_argument("--output", type=Path, default=Path("docs/accuracy.md"))
@@ -382,7 +382,7 @@ def main() -> None:
     print("\n".join(buckets), flush=True)
     verified = verified_tables(fingerprints, tokens, jac)
     print("\n".join(line for line in verified if line.startswith(f"| {DEFAULT_RECIPE}")), flush=True)
-    default = args.edited == 600 and args.realistic == 200 and args.half == "report"
+    default = args.edited == 1500 and args.realistic == 200 and args.half == "report"
     command = "make eval" if default else "benchmarks/eval_accuracy.py " + " ".join(sys.argv[1:])
     args.output.parent.mkdir(exist_ok=True)
     figure(table, args.output.with_name("accuracy-k.png"))

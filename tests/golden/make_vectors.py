@@ -1,9 +1,10 @@
-"""(Re)write tests/golden/vectors.json and sketches.json from tests/golden/texts.py.
+"""(Re)write the golden vectors of every fingerprint version from tests/golden/texts.py.
 
-Refuses to change an expected fingerprint while FINGERPRINT_VERSION stays the same: a recipe change that
-moves fingerprints must be named by a new version, since stored fingerprints made by the old one no longer
-compare.  Likewise a sketch may only change with a new SKETCH_FORMAT.
-Run: .venv/bin/python tests/golden/make_vectors.py
+Per version: ``vectors[-vN].json`` (fingerprint and feature count of each text) and ``sketches[-vN].json``
+(a digest of each text's sketch); v1 keeps the unsuffixed names it always had.  Refuses to change an
+expected fingerprint or sketch of an existing version: a recipe change that moves them must be a new
+version (simhash_server/fingerprint/versions.py), since stored fingerprints made by the old one no longer
+compare.  Run: make golden
 """
 
 from __future__ import annotations
@@ -18,51 +19,51 @@ sys.path.insert(0, str(HERE))
 
 from texts import golden_texts  # noqa: E402
 
-from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint  # noqa: E402
-from simhash_server.fingerprint.sketch import SKETCH_FORMAT  # noqa: E402
+from simhash_server.fingerprint import V1, VERSIONS, fingerprint  # noqa: E402
 
 
-def sketch_digest(text: str) -> str:
-    return hashlib.sha256(fingerprint(text, sketch=True).sketch).hexdigest()
+def files(version: str) -> tuple[Path, Path]:
+    """(vectors, sketches) files of a version."""
+    suffix = "" if version == V1 else f"-v{list(VERSIONS).index(version) + 1}"
+    return HERE / f"vectors{suffix}.json", HERE / f"sketches{suffix}.json"
 
 
-def write_sketches() -> int:
-    path = HERE / "sketches.json"
-    old = json.loads(path.read_text()) if path.is_file() else {"format": None, "sha256": {}}
-    digests = {name: sketch_digest(text) for name, text in golden_texts().items()}
-    if old["format"] == SKETCH_FORMAT:
-        moved = [n for n, v in digests.items() if n in old["sha256"] and old["sha256"][n] != v]
-        if moved:
-            print(
-                f"refusing: {len(moved)} sketches changed but SKETCH_FORMAT is still {SKETCH_FORMAT}", file=sys.stderr
-            )
-            return 1
-    path.write_text(json.dumps({"format": SKETCH_FORMAT, "sha256": digests}, indent=1) + "\n")
-    print(f"wrote {len(digests)} sketch digests for format {SKETCH_FORMAT}")
+def sketch_digest(text: str, version: str) -> str:
+    return hashlib.sha256(fingerprint(text, version, sketch=True).sketch).hexdigest()
+
+
+def _moved(path: Path, tag_key: str, tag: object, values_key: str, new: dict) -> list[str]:
+    """Names whose stored value under the same version (or sketch format) differs from the new one."""
+    if not path.is_file():
+        return []
+    old = json.loads(path.read_text())
+    if old[tag_key] != tag:
+        return []
+    return [n for n, v in new.items() if n in old[values_key] and v != old[values_key][n]]
+
+
+def write(version: str) -> int:
+    vectors_path, sketches_path = files(version)
+    texts = golden_texts()
+    vectors = {}
+    for name, text in texts.items():
+        fp = fingerprint(text, version)
+        vectors[name] = {"simhash": fp.hex, "features": fp.features, "chars": len(text)}
+    form = VERSIONS[version].sketch.code
+    digests = {name: sketch_digest(text, version) for name, text in texts.items()}
+    moved = _moved(vectors_path, "version", version, "vectors", vectors)
+    moved += _moved(sketches_path, "format", form, "sha256", digests)
+    if moved:
+        print(f"refusing: {version}: {len(moved)} golden values moved (e.g. {moved[:3]})", file=sys.stderr)
+        return 1
+    vectors_path.write_text(json.dumps({"version": version, "vectors": vectors}, indent=1, ensure_ascii=False) + "\n")
+    sketches_path.write_text(json.dumps({"format": form, "sha256": digests}, indent=1) + "\n")
+    print(f"wrote {len(vectors)} vectors and sketch digests for {version}")
     return 0
 
 
 def main() -> int:
-    path = HERE / "vectors.json"
-    old = json.loads(path.read_text()) if path.is_file() else {"version": None, "vectors": {}}
-    vectors = {}
-    for name, text in golden_texts().items():
-        fp = fingerprint(text)
-        vectors[name] = {"simhash": fp.hex, "features": fp.features, "chars": len(text)}
-    if old["version"] == FINGERPRINT_VERSION:
-        moved = [n for n, v in vectors.items() if n in old["vectors"] and old["vectors"][n] != v]
-        if moved:
-            print(
-                f"refusing: {len(moved)} fingerprints changed (e.g. {moved[:3]}) but FINGERPRINT_VERSION is still "
-                f"{FINGERPRINT_VERSION!r}; bump its revision in server/simhash_server/fingerprint.py",
-                file=sys.stderr,
-            )
-            return 1
-    path.write_text(
-        json.dumps({"version": FINGERPRINT_VERSION, "vectors": vectors}, indent=1, ensure_ascii=False) + "\n"
-    )
-    print(f"wrote {len(vectors)} vectors for {FINGERPRINT_VERSION}")
-    return write_sketches()
+    return max(write(version) for version in VERSIONS)
 
 
 if __name__ == "__main__":

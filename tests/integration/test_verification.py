@@ -53,9 +53,11 @@ def test_a_close_fingerprint_with_a_different_text_is_left_out_and_counted(serve
     server.store.index_many([Document(ids + "template", flip(fp, 1, 40), template)])
     assert [h.doc_id for h in client.query(text=text)] == [ids + "template"]  # the fingerprint alone says yes
     assert client.query(text=text, min_similarity=0.5) == []
-    refused = client.deduplicate(ids + "new", text=text)  # without a floor the template blocks it
+    # The fingerprint-only answer (floor 0 within distance 3): the template blocks the text.
+    refused = client.deduplicate(ids + "new", text=text, min_similarity=0.0, max_distance=3)
     assert not refused.stored and [h.doc_id for h in refused.hits] == [ids + "template"]
-    result = client.deduplicate(ids + "new", text=text, min_similarity=0.5)
+    # By default a text is a duplicate only when verified: the template is counted, not obeyed.
+    result = client.deduplicate(ids + "new", text=text)
     assert (result.stored, result.hits, result.below_similarity) == (True, (), 1)
     assert client.get(ids + "new") == fp
 

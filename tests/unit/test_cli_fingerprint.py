@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from simhash_server.cli import main
@@ -14,25 +15,40 @@ GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 sys.path.insert(0, str(GOLDEN))
 from texts import golden_texts  # noqa: E402
 
-VECTORS = json.loads((GOLDEN / "vectors.json").read_text(encoding="utf-8"))["vectors"]
+VECTORS = {
+    name: json.loads((GOLDEN / f"vectors{suffix}.json").read_text(encoding="utf-8"))
+    for name, suffix in (("v1", ""), ("v2", "-v2"))
+}
 
 
 def _invoke(stdin: str, *args: str):
     return CliRunner().invoke(main, ["fingerprint", *args], input=stdin)
 
 
-def test_good_lines_come_out_in_order_with_the_golden_fingerprints() -> None:
+@pytest.mark.parametrize(("args", "version"), [((), "v2"), (("--fingerprint-version", "v1"), "v1")])
+def test_good_lines_come_out_in_order_with_the_golden_fingerprints(args: tuple[str, ...], version: str) -> None:
     """The command's output is checked against tests/golden (fixed values), not against the code it runs."""
     names = [name for name, text in golden_texts().items() if len(text) < 5_000]
     texts = golden_texts()
     stdin = "".join(json.dumps({"id": name, "text": texts[name]}, ensure_ascii=False) + "\n" for name in names)
-    result = _invoke(stdin)
+    result = _invoke(stdin, *args)
     assert result.exit_code == 0, result.output
     out = [json.loads(line) for line in result.stdout.splitlines()]
     assert [o["id"] for o in out] == names
+    stored = VECTORS[version]
     for record in out:
-        golden = VECTORS[record["id"]]
-        assert record == {"id": record["id"], "simhash": golden["simhash"], "features": golden["features"]}
+        golden = stored["vectors"][record["id"]]
+        assert record == {
+            "id": record["id"],
+            "simhash": golden["simhash"],
+            "features": golden["features"],
+            "fingerprint_version": stored["version"],
+        }
+
+
+def test_an_unknown_version_is_named() -> None:
+    result = _invoke('{"id": 1, "text": "x"}\n', "--fingerprint-version", "v9")
+    assert result.exit_code == 2 and "'v9': choose one of v1, v2" in result.output
 
 
 def test_bad_lines_are_reported_by_number_and_the_rest_processed() -> None:

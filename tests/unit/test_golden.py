@@ -11,48 +11,57 @@ import pytest
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 sys.path.insert(0, str(GOLDEN))
 
-from make_vectors import sketch_digest  # noqa: E402
+from make_vectors import files, sketch_digest  # noqa: E402
 from texts import golden_texts  # noqa: E402
 
-from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint  # noqa: E402
-from simhash_server.fingerprint.sketch import SKETCH_FORMAT  # noqa: E402
+from simhash_server.fingerprint import FINGERPRINT_VERSION, V1, VERSIONS, fingerprint  # noqa: E402
 
-STORED = json.loads((GOLDEN / "vectors.json").read_text(encoding="utf-8"))
-SKETCHES = json.loads((GOLDEN / "sketches.json").read_text(encoding="utf-8"))
 TEXTS = golden_texts()
+STORED = {v: json.loads(files(v)[0].read_text(encoding="utf-8")) for v in VERSIONS}
+SKETCHES = {v: json.loads(files(v)[1].read_text(encoding="utf-8")) for v in VERSIONS}
+IDS = {v: f"v{n + 1}" for n, v in enumerate(VERSIONS)}
+versions = pytest.mark.parametrize("version", list(VERSIONS), ids=IDS.get)
 
 
-def test_vectors_belong_to_this_version() -> None:
-    assert STORED["version"] == FINGERPRINT_VERSION, (
-        "FINGERPRINT_VERSION changed: regenerate with tests/golden/make_vectors.py and commit vectors.json"
-    )
+@versions
+def test_vectors_belong_to_their_version(version: str) -> None:
+    assert STORED[version]["version"] == version, "regenerate with `make golden` and commit tests/golden"
+    assert SKETCHES[version]["format"] == VERSIONS[version].sketch.code
 
 
-def test_every_text_has_a_vector() -> None:
-    assert set(STORED["vectors"]) == set(TEXTS)
+def test_v1_keeps_its_files_and_new_indexes_get_the_newest() -> None:
+    assert files(V1)[0].name == "vectors.json" and files(V1)[1].name == "sketches.json"
+    assert list(VERSIONS)[-1] == FINGERPRINT_VERSION
+
+
+@versions
+def test_every_text_has_a_vector(version: str) -> None:
+    assert set(STORED[version]["vectors"]) == set(TEXTS)
     assert len(TEXTS) >= 45
     assert max(len(t.encode()) for t in TEXTS.values()) >= 1_000_000
 
 
+@versions
 @pytest.mark.parametrize("name", sorted(TEXTS))
-def test_golden_fingerprint(name: str) -> None:
-    expected = STORED["vectors"][name]
-    fp = fingerprint(TEXTS[name])
+def test_golden_fingerprint(version: str, name: str) -> None:
+    expected = STORED[version]["vectors"][name]
+    fp = fingerprint(TEXTS[name], version)
     assert (fp.hex, fp.features, len(TEXTS[name])) == (expected["simhash"], expected["features"], expected["chars"]), (
-        f"{name}: fingerprints moved without a FINGERPRINT_VERSION bump"
+        f"{name}: fingerprints of {IDS[version]} moved; a recipe change must be a new version"
     )
 
 
+@versions
 @pytest.mark.parametrize("name", sorted(TEXTS))
-def test_golden_sketch(name: str) -> None:
-    assert SKETCHES["format"] == SKETCH_FORMAT, "SKETCH_FORMAT changed: regenerate with make golden"
-    assert sketch_digest(TEXTS[name]) == SKETCHES["sha256"][name], (
-        f"{name}: the stored sketch moved without a SKETCH_FORMAT bump; stored sketches would be misread"
+def test_golden_sketch(version: str, name: str) -> None:
+    assert sketch_digest(TEXTS[name], version) == SKETCHES[version]["sha256"][name], (
+        f"{name}: the {IDS[version]} sketch moved; stored sketches would be misread"
     )
 
 
-def test_golden_pairs_say_what_they_should() -> None:
-    vec = {name: int(v["simhash"], 16) for name, v in STORED["vectors"].items()}
+@versions
+def test_golden_pairs_say_what_they_should(version: str) -> None:
+    vec = {name: int(v["simhash"], 16) for name, v in STORED[version]["vectors"].items()}
 
     def distance(a: str, b: str) -> int:
         return (vec[a] ^ vec[b]).bit_count()
@@ -63,7 +72,8 @@ def test_golden_pairs_say_what_they_should() -> None:
     assert distance("zh-seed0-article", "zh-seed4-article") > 10  # different articles on one topic
 
 
-def test_an_edited_long_article_stays_within_distance_3() -> None:
+@versions
+def test_an_edited_long_article_stays_within_distance_3(version: str) -> None:
     article = TEXTS["zh-seed4-article"]
     edited = article[:1000] + "关注我们的公众号获取更多资讯。" + article[1000:].replace("2019", "2020") + "（完）"
-    assert (fingerprint(article).value ^ fingerprint(edited).value).bit_count() <= 3
+    assert (fingerprint(article, version).value ^ fingerprint(edited, version).value).bit_count() <= 3

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "golden"))
 from texts import golden_texts
 
-from simhash_server.fingerprint import fingerprint
-from simhash_server.fingerprint.features import token_hashes
+from simhash_server.fingerprint import V1, V2, fingerprint
+from simhash_server.fingerprint.features import DEFAULT_RECIPE, token_hashes
 from simhash_server.fingerprint.native import character_classes, decompositions, fingerprinter
 from simhash_server.fingerprint.normalize import normalize
 from simhash_server.fingerprint.tokens import _RUNS, tokenize
@@ -26,7 +26,7 @@ TEXTS = golden_texts()
 
 @pytest.fixture(scope="module")
 def native():
-    found = fingerprinter()
+    found = fingerprinter(DEFAULT_RECIPE)
     assert found is not None, "simhash_native is not installed: `make install` builds it from server/native"
     return found
 
@@ -42,12 +42,13 @@ def test_character_classes_follow_the_tokenizers_expression() -> None:
         assert table[cp] == expected, (hex(cp), table[cp], expected)
 
 
+@pytest.mark.parametrize("version", [V1, V2], ids=["v1", "v2"])
 @pytest.mark.parametrize("name", sorted(TEXTS))
-def test_golden_texts_give_the_same_everything(native, name: str) -> None:
+def test_golden_texts_give_the_same_everything(native, name: str, version: str) -> None:
     text = TEXTS[name]
     normalized = normalize(text)
     assert native.tokenize(normalized) == tokenize(normalized)
-    fast, slow = fingerprint(text, sketch=True), fingerprint(text, sketch=True, native=False)
+    fast, slow = fingerprint(text, version, sketch=True), fingerprint(text, version, sketch=True, native=False)
     assert (fast.value, fast.features, fast.sketch) == (slow.value, slow.features, slow.sketch)
 
 
@@ -110,18 +111,20 @@ _PIECES = st.sampled_from(
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(_PIECES, st.text(max_size=8)), max_size=40).map("".join))
 def test_any_text_gives_the_same_fingerprint(text: str) -> None:
-    native = fingerprinter()
+    native = fingerprinter(DEFAULT_RECIPE)
     normalized = normalize(text)
     assert normalized == normalize(text, native=False)
     assert native.tokenize(normalized) == tokenize(normalized)
-    fast, slow = fingerprint(text), fingerprint(text, native=False)
-    assert (fast.value, fast.features) == (slow.value, slow.features)
+    for version in (V1, V2):
+        fast, slow = fingerprint(text, version), fingerprint(text, version, native=False)
+        assert (fast.value, fast.features) == (slow.value, slow.features)
 
 
-def test_other_recipes_take_the_python_path() -> None:
+def test_each_blend_has_its_own_extension_and_other_recipes_none() -> None:
+    assert fingerprinter("blend-tfidf") is not fingerprinter("blend-tfidf-321")
+    assert fingerprinter("unigram-tf") is None  # evaluation-only recipes run in Python
     text = TEXTS["zh-seed0-article"]
-    assert fingerprint(text, "unigram-tf") == fingerprint(text, "unigram-tf", native=False)
-    assert fingerprint(text, "unigram-tf").value != fingerprint(text).value
+    assert fingerprint(text, V1).value != fingerprint(text, V2).value
 
 
 @pytest.mark.parametrize(
@@ -131,7 +134,7 @@ def test_the_extension_checks_its_tables(classes: bytes, message: str) -> None:
     import simhash_native
 
     with pytest.raises(ValueError, match=message):
-        simhash_native.Fingerprinter(classes, {}, 0, {})
+        simhash_native.Fingerprinter(classes, {}, 0, {}, (3, 2, 1))
 
 
 def test_surrogates_and_the_last_code_point_are_separators() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import grpc
 import pytest
@@ -10,7 +11,7 @@ from google.rpc import error_details_pb2, status_pb2
 
 from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_schema import SchemaError, VersionMismatch
-from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint
+from simhash_server.fingerprint import FINGERPRINT_VERSION, V1, VERSIONS, fingerprint
 from simhash_server.index.errors import (
     CorruptData,
     DeadlineExceeded,
@@ -25,10 +26,11 @@ from simhash_server.rpc.status import NotFound, _bad_request, status_for
 
 @pytest.fixture
 def service() -> SimHashIndexService:
-    # Validation never reaches the index: none is given, so a check that did would fail loudly.
-    return SimHashIndexService(
-        index=None, executor=None, limits=Limits(max_text_bytes=100, max_limit=50, default_limit=20)
-    )  # type: ignore[arg-type]
+    # Validation never reaches HBase: the service gets only the recipe an opened index would give it, so a
+    # check that read or wrote the index would fail loudly.
+    opened = SimpleNamespace(recipe=VERSIONS[FINGERPRINT_VERSION])
+    limits = Limits(max_text_bytes=100, max_limit=50, default_limit=20)
+    return SimHashIndexService(index=opened, executor=None, limits=limits)  # type: ignore[arg-type]
 
 
 def _violation(call) -> InvalidArgument:
@@ -78,7 +80,7 @@ def test_text_or_simhash_exactly_one(service) -> None:
 
 
 def test_a_fingerprint_of_another_version_is_a_precondition_failure(service) -> None:
-    with pytest.raises(VersionMismatch, match="differs from the server's"):
+    with pytest.raises(VersionMismatch, match="differs from the index's"):
         service._document_of(pb.IndexRequest(doc_id="d", simhash=1, fingerprint_version="simhash64/other/r9"))
     assert service._document_of(pb.IndexRequest(doc_id="d", simhash=1, fingerprint_version=FINGERPRINT_VERSION))[0] == 1
 
@@ -134,3 +136,12 @@ def test_a_field_violation_travels_as_a_bad_request_detail() -> None:
     assert [(v.field, v.description) for v in bad.field_violations] == [
         ("documents[2].doc_id", "documents[2].doc_id: doc_id is empty")
     ]
+
+
+def test_texts_are_fingerprinted_with_the_index_recipe(service) -> None:
+    service.index.recipe = VERSIONS[V1]  # an index created before v2
+    fp = fingerprint("近似重复检测", V1, sketch=True)
+    assert service._document_of(pb.QueryRequest(text="近似重复检测")) == (fp.value, fp.features, fp.sketch)
+    assert fp.value != fingerprint("近似重复检测").value
+    with pytest.raises(VersionMismatch, match="differs from the index's"):
+        service._document_of(pb.IndexRequest(doc_id="d", simhash=1, fingerprint_version=FINGERPRINT_VERSION))

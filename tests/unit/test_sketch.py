@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -109,3 +110,25 @@ def test_a_sketch_of_another_format_is_refused_by_name() -> None:
 def test_bins_must_be_a_power_of_two(bins: int) -> None:
     with pytest.raises(ValueError, match="bins must be a power of two"):
         bin_minima(["a", "b", "c"], bins)
+
+
+def test_format_2_packs_2048_two_bit_bins_and_estimates_like_its_minima() -> None:
+    from simhash_server.fingerprint.sketch import FORMATS, comparable, format_of, sketch_of_hashes
+
+    v2 = FORMATS[2]
+    words = [f"w{i}" for i in range(3000)]
+    a, b = words, words[:2700] + [f"x{i}" for i in range(300)]
+    sa, sb = sketch(a, v2), sketch(b, v2)
+    assert len(sa) == v2.size == 513 and sa[0] == 2 and format_of(sa) == v2
+    low_a, low_b = (bin_minima(t, 2048) & np.uint64(3) for t in (a, b))
+    agree = np.count_nonzero(low_a == low_b) / 2048
+    assert similarity(sa, sb) == pytest.approx(max(0.0, (agree - 0.25) / 0.75))
+    true = len(set(zip(a, a[1:], a[2:], strict=False)) & set(zip(b, b[1:], b[2:], strict=False))) / len(
+        set(zip(a, a[1:], a[2:], strict=False)) | set(zip(b, b[1:], b[2:], strict=False))
+    )
+    assert abs(similarity(sa, sb) - true) < 0.05
+    assert similarity(sa, sa) == 1.0
+    assert not comparable(sa, sketch(a)) and comparable(sa, sb)
+    with pytest.raises(SketchError, match="second sketch is not of format 2"):
+        similarity(sa, sketch(a))
+    assert sketch_of_hashes(np.zeros(0, np.uint64), v2)[0] == 2

@@ -1,7 +1,7 @@
 //! The token-to-fingerprint loop of simhash-index (steps 2-4 of the pipeline), in Rust.
 //!
-//! It computes exactly what `simhash_server.tokens`, `.features` (the default `blend-tfidf` recipe) and
-//! `.simhash` compute in Python, so a fingerprint never depends on which path made it.  The parts whose
+//! It computes exactly what `simhash_server.fingerprint.tokens`, `.features` (the blend recipes, whose
+//! unigram / bigram / skip-bigram weights each Fingerprinter is given) and `.simhash` compute in Python, so a fingerprint never depends on which path made it.  The parts whose
 //! rules live in Python's Unicode database come from Python, so the two cannot drift apart:
 //! - the text arrives already normalised (`simhash_server.normalize`: NFKC, case folding); what this crate
 //!   does for that step is only to replace each character by its NFKD decomposition, from a table Python
@@ -122,6 +122,7 @@ struct Fingerprinter {
     decompositions: HashMap<char, String>,
     idf: IdfTable,
     median_idf: i64,
+    weights: (i64, i64, i64), // unigram, bigram, skip-bigram multiples of IDF
 }
 
 impl Fingerprinter {
@@ -159,19 +160,20 @@ impl Fingerprinter {
         out
     }
 
-    /// The `blend-tfidf` features of the tokens: unigrams 2 x IDF, bigrams 3 x and skip-bigrams 2 x the
-    /// smaller IDF of their pair.
+    /// The blend features of the tokens: unigrams weigh `u` x IDF, bigrams `b` x and skip-bigrams `s` x
+    /// the smaller IDF of their pair (`blend-tfidf`: 2 / 3 / 2; `blend-tfidf-321`: 3 / 2 / 1).
     fn blend_tfidf(&self, hashes: &[u64], idfs: &[i64]) -> Accumulator {
+        let (u, b, s) = self.weights;
         let n = hashes.len();
         let mut acc = Accumulator::with_capacity(3 * n);
         for i in 0..n {
-            acc.add(hashes[i], 2 * idfs[i]);
+            acc.add(hashes[i], u * idfs[i]);
         }
         for i in 0..n.saturating_sub(1) {
-            acc.add(fmix64(hashes[i].wrapping_mul(GOLDEN) ^ hashes[i + 1]), 3 * idfs[i].min(idfs[i + 1]));
+            acc.add(fmix64(hashes[i].wrapping_mul(GOLDEN) ^ hashes[i + 1]), b * idfs[i].min(idfs[i + 1]));
         }
         for i in 0..n.saturating_sub(2) {
-            acc.add(fmix64(hashes[i].wrapping_mul(GOLDEN) ^ hashes[i + 2] ^ SKIP), 2 * idfs[i].min(idfs[i + 2]));
+            acc.add(fmix64(hashes[i].wrapping_mul(GOLDEN) ^ hashes[i + 2] ^ SKIP), s * idfs[i].min(idfs[i + 2]));
         }
         acc
     }
@@ -181,14 +183,19 @@ impl Fingerprinter {
 impl Fingerprinter {
     /// `classes`: one byte per code point (0 separator, 1 Han, 2 other ideograph, 3 word character);
     /// `idf`: jieba's IDF x 100 as integers; `median_idf`: the weight of a token the table lacks;
-    /// `decompositions`: NFKD of every code point whose NFKD differs from it.
+    /// `decompositions`: NFKD of every code point whose NFKD differs from it; `weights`: the blend's
+    /// unigram, bigram and skip-bigram multiples of IDF.
     #[new]
     fn new(
         classes: &[u8],
         idf: HashMap<String, i64>,
         median_idf: i64,
         decompositions: HashMap<char, String>,
+        weights: (i64, i64, i64),
     ) -> PyResult<Self> {
+        if weights.0 < 0 || weights.1 < 0 || weights.2 < 0 {
+            return Err(PyValueError::new_err("blend weights must not be negative"));
+        }
         if classes.len() != CODE_POINTS {
             return Err(PyValueError::new_err(format!(
                 "classes must have one byte per code point ({CODE_POINTS}), got {}",
@@ -208,7 +215,7 @@ impl Fingerprinter {
         for ch in decompositions.keys() {
             classes[*ch as usize] |= DECOMPOSES;
         }
-        Ok(Fingerprinter { jieba: Jieba::new(), classes, decompositions, idf, median_idf })
+        Ok(Fingerprinter { jieba: Jieba::new(), classes, decompositions, idf, median_idf, weights })
     }
 
     /// Each character replaced by its NFKD decomposition, or None when no character has one.

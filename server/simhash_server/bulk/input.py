@@ -128,6 +128,7 @@ class InputSource:
     fingerprint_format: str = "auto"
     decided_format: str | None = None  # auto: the form of this file's first unambiguous simhash field
     decided_at: int | None = None  # ... and its line (this run's)
+    fingerprint_version: str = FINGERPRINT_VERSION  # the index's: a JSON line naming another is rejected
 
     @classmethod
     def detect(cls, path: str, fmt: str | None, compression: str | None, fingerprint_format: str) -> InputSource:
@@ -190,7 +191,7 @@ class InputSource:
                 raw.close()
 
     def _text_records(self, stream: IO[bytes], offset: int, line: int) -> Iterator[tuple[Record | Reject, int]]:
-        parse = {"tsv": self._parse_tsv, "csv": self._parse_csv, "jsonl": _parse_json}[self.format]
+        parse = {"tsv": self._parse_tsv, "csv": self._parse_csv, "jsonl": self._parse_json}[self.format]
         for raw in stream:
             text = raw.rstrip(b"\r\n")
             try:
@@ -203,6 +204,9 @@ class InputSource:
                 except ValueError as exc:
                     yield Reject(line, str(exc), decoded), len(raw)
             line += 1
+
+    def _parse_json(self, line: int, text: str) -> Record:
+        return _parse_json(line, text, self.fingerprint_version)
 
     def _parse_tsv(self, line: int, text: str) -> Record:
         return self._columns(line, text.split("\t"), "tab")
@@ -242,7 +246,7 @@ class InputSource:
         return parse_simhash(field, form)
 
 
-def _parse_json(line: int, text: str) -> Record:
+def _parse_json(line: int, text: str, fingerprint_version: str) -> Record:
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -259,8 +263,8 @@ def _parse_json(line: int, text: str) -> Record:
         raise ValueError(f'"{keys[0]}" must be a string, got {type(doc_id).__name__}')
     check_doc_id(doc_id)
     version = obj.get("fingerprint_version")
-    if version is not None and version != FINGERPRINT_VERSION:
-        raise ValueError(f"fingerprint_version {version!r} differs from this build's {FINGERPRINT_VERSION!r}")
+    if version is not None and version != fingerprint_version:
+        raise ValueError(f"fingerprint_version {version!r} differs from the index's {fingerprint_version!r}")
     has_simhash, has_text = "simhash" in obj, "text" in obj
     if has_simhash == has_text:
         raise ValueError('give exactly one of "simhash" and "text"')

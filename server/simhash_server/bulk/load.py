@@ -176,8 +176,11 @@ class _Load:
             if self.stats.complete:
                 self.rejects_file.close()
                 return self.stats
-            with IndexStore(replace(self.options.store, pool_size=1)):
-                pass  # refuses a missing schema or another fingerprint version before any worker starts
+            # Refuses a missing schema or an unknown fingerprint version before any worker starts; JSON lines
+            # naming a fingerprint version are checked against the index's.
+            with IndexStore(replace(self.options.store, pool_size=1)) as store:
+                for source in self.sources:
+                    source.fingerprint_version = store.recipe.version
             fcntl.flock(lock_fd, fcntl.LOCK_SH)  # now the workers may take it too
             return self._run(lock_path)
         finally:

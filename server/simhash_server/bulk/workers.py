@@ -32,11 +32,12 @@ _BATCH_ATTEMPTS = 6  # a batch is idempotent: retried on HBase errors with backo
 _TRANSIENT = (Unavailable, DeadlineExceeded)
 
 
-def _document(doc_id: str, fp: int | None, text: str | None) -> Document:
-    """A record as stored: a text brings its fingerprint and its verification sketch, a fingerprint neither."""
+def _document(doc_id: str, fp: int | None, text: str | None, version: str) -> Document:
+    """A record as stored: a text brings its fingerprint and its verification sketch (by the index's recipe),
+    a fingerprint neither."""
     if fp is not None:
         return Document(doc_id, fp)
-    made = fingerprint(text or "", sketch=True)
+    made = fingerprint(text or "", version, sketch=True)
     return Document(doc_id, made.value, made.sketch)
 
 
@@ -60,7 +61,7 @@ def _worker(index: int, config: StoreConfig, lock_path: Path, tasks: Any, result
             if task is None or os.getppid() != parent:
                 return
             seq, items = task
-            documents = [_document(doc, fp, text) for doc, fp, text in items]
+            documents = [_document(doc, fp, text, store.recipe.version) for doc, fp, text in items]
             for attempt in range(_BATCH_ATTEMPTS):
                 try:
                     docs = store.index_many(documents)

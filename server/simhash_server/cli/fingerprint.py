@@ -12,6 +12,8 @@ from typing import IO, Any
 
 import click
 
+from simhash_server.cli.options import version_option
+
 BATCH_LINES = 512  # per batch (a worker's unit of work): bounds memory whatever the input size
 
 
@@ -32,7 +34,7 @@ def parse_line(line: str) -> tuple[Any, str]:
     return record["id"], record["text"]
 
 
-def _fingerprint_batch(batch: list[tuple[int, str]]) -> list[tuple[int, str | None, str | None]]:
+def _fingerprint_batch(batch: list[tuple[int, str]], version: str) -> list[tuple[int, str | None, str | None]]:
     """(line number, output line or None, error or None) for each input line, in order."""
     from simhash_server.fingerprint import fingerprint
 
@@ -43,8 +45,8 @@ def _fingerprint_batch(batch: list[tuple[int, str]]) -> list[tuple[int, str | No
         except ValueError as exc:
             out.append((lineno, None, str(exc)))
             continue
-        fp = fingerprint(text)
-        record = {"id": doc_id, "simhash": fp.hex, "features": fp.features}
+        fp = fingerprint(text, version)
+        record = {"id": doc_id, "simhash": fp.hex, "features": fp.features, "fingerprint_version": version}
         out.append((lineno, json.dumps(record, ensure_ascii=False), None))
     return out
 
@@ -55,7 +57,7 @@ def _batches(lines: Iterable[str], size: int) -> Iterator[list[tuple[int, str]]]
         yield batch
 
 
-def run(source: IO[str], sink: IO[str], workers: int) -> int:
+def run(source: IO[str], sink: IO[str], workers: int, version: str) -> int:
     """Fingerprint every line; returns the number of bad lines (each reported on stderr)."""
     bad = 0
 
@@ -70,14 +72,14 @@ def run(source: IO[str], sink: IO[str], workers: int) -> int:
 
     if workers <= 1:
         for batch in _batches(source, BATCH_LINES):
-            emit(_fingerprint_batch(batch))
+            emit(_fingerprint_batch(batch, version))
         return bad
     with ProcessPoolExecutor(max_workers=workers) as pool:
         # Two batches per worker in flight: workers never wait for the output of a slow batch to be written,
         # and memory stays bounded whatever the input size.  Results are written in input order.
         pending: deque[Future[list[tuple[int, str | None, str | None]]]] = deque()
         for batch in _batches(source, BATCH_LINES):
-            pending.append(pool.submit(_fingerprint_batch, batch))
+            pending.append(pool.submit(_fingerprint_batch, batch, version))
             if len(pending) >= 2 * workers:
                 emit(pending.popleft().result())
         while pending:
@@ -100,7 +102,7 @@ def run(source: IO[str], sink: IO[str], workers: int) -> int:
     "sink",
     type=click.File("w", encoding="utf-8", atomic=False),
     default="-",
-    help='JSON lines {"id": ..., "simhash": "<16 hex>", "features": N}.  [default: stdout]',
+    help='JSON lines {"id", "simhash": "<16 hex>", "features": N, "fingerprint_version"}.  [default: stdout]',
 )
 @click.option(
     "--workers",
@@ -110,10 +112,13 @@ def run(source: IO[str], sink: IO[str], workers: int) -> int:
     show_default=True,
     help="Processes fingerprinting in parallel; output keeps input order.",
 )
-def fingerprint_command(source: IO[str], sink: IO[str], workers: int) -> None:
+@version_option("The recipe, as the index to load into was created with.  [default: the newest]")
+def fingerprint_command(source: IO[str], sink: IO[str], workers: int, fingerprint_version: str | None) -> None:
     """Fingerprint texts.  A bad line is reported on stderr with its line number, the rest is still
     processed, and the exit status is 1 if any line was bad."""
-    bad = run(source, sink, workers)
+    from simhash_server.fingerprint import FINGERPRINT_VERSION
+
+    bad = run(source, sink, workers, fingerprint_version or FINGERPRINT_VERSION)
     sink.flush()
     if bad:
         click.echo(f"{bad} bad line(s)", err=True)

@@ -9,7 +9,7 @@ import click
 
 from simhash_server.index.config import StoreConfig
 
-__all__ = ["apply_options", "store_config", "store_options"]
+__all__ = ["apply_options", "store_config", "store_options", "version_option"]
 
 
 def apply_options(command: Callable[..., Any], options: list[Callable[..., Any]]) -> Callable[..., Any]:
@@ -71,4 +71,28 @@ def store_config(opts: dict[str, Any], **overrides: Any) -> StoreConfig:
         table_prefix=opts.pop("table_prefix"),
         timeout_ms=opts.pop("hbase_timeout_ms"),
         **overrides,
+    )
+
+
+def _version(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A fingerprint version by short name (v1, v2, ...) or full string; None stays None (the default)."""
+    if value is None:
+        return None
+    from simhash_server.fingerprint import VERSIONS
+
+    names = {f"v{n + 1}": version for n, version in enumerate(VERSIONS)}
+    version = names.get(value.lower(), value)
+    if version not in VERSIONS:
+        raise click.BadParameter(f"{value!r}: choose one of {', '.join(names)} (or a full version string)")
+    return version
+
+
+def version_option(help_text: str) -> Callable[..., Any]:
+    return click.option(
+        "--fingerprint-version",
+        default=None,
+        envvar="SIMHASH_FINGERPRINT_VERSION",
+        callback=_version,
+        metavar="v1|v2",
+        help=help_text,
     )

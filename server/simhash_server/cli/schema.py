@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from simhash_server.cli.options import store_config, store_options
+from simhash_server.cli.options import store_config, store_options, version_option
 
 
 @click.group()
@@ -33,13 +33,17 @@ def schema() -> None:
     envvar="SIMHASH_COMPRESSION",
     help="Block compression (pure-Java codecs; LZ4: 34% smaller than NONE, fastest to read, docs/benchmarks.md).",
 )
-def apply(regions: int, compression: str, **opts: Any) -> None:
+@version_option(
+    "The fingerprint recipe a new index is created with (v1 for the recipe of simhash-index 0.1).  An existing "
+    "index keeps its own; naming another one is refused.  [default: the newest, v2]"
+)
+def apply(regions: int, compression: str, fingerprint_version: str | None, **opts: Any) -> None:
     """Create missing tables and the meta record; report settings of existing tables that differ."""
     from simhash_schema import SchemaError, apply_schema, connect, index_tables
     from simhash_server.index.errors import StoreError
     from simhash_server.index.store import IndexStore
 
-    config = store_config(opts)
+    config = store_config(opts, fingerprint_version=fingerprint_version)
     tables = index_tables(config.table_prefix, drawer_regions=regions, compression=compression)
     try:
         client = connect(config.host, config.thrift2_port, config.timeout_ms)

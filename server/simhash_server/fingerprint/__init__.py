@@ -3,7 +3,19 @@
 Pure computation: nothing here touches HBase or the network.
 """
 
-from simhash_server.fingerprint.pipeline import FINGERPRINT_VERSION, Fingerprint, fingerprint
+from simhash_server.fingerprint.pipeline import Fingerprint, fingerprint
 from simhash_server.fingerprint.simhash import from_hex, to_hex
+from simhash_server.fingerprint.versions import FINGERPRINT_VERSION, V1, V2, VERSIONS, Recipe, recipe_of
 
-__all__ = ["FINGERPRINT_VERSION", "Fingerprint", "fingerprint", "from_hex", "to_hex"]
+__all__ = [
+    "FINGERPRINT_VERSION",
+    "V1",
+    "V2",
+    "VERSIONS",
+    "Fingerprint",
+    "Recipe",
+    "fingerprint",
+    "from_hex",
+    "recipe_of",
+    "to_hex",
+]

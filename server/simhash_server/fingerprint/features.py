@@ -12,10 +12,13 @@ as one feature of weight n * w (term frequency comes for free, and no counting p
   smaller IDF of its two tokens: it is as informative as its commoner word.
 
 Recipes (compared by ``benchmarks/eval_accuracy.py``; numbers in docs/accuracy.md):
-``unigram-tf`` (weight 100 each), ``unigram-tfidf``, ``bigram-tf``, ``blend-tfidf`` (the default).
-``blend-tfidf`` weighs unigrams 2 x IDF, bigrams 3 x IDF and skip-bigrams 2 x IDF.  Unigrams alone find
-edited copies but also pages that share a vocabulary; bigrams add word order, which tells pages that share
-a template from real copies; skip-bigrams keep that order signal when one word of a pair was edited.
+``unigram-tf`` (weight 100 each), ``unigram-tfidf``, ``bigram-tf``, ``blend-tfidf`` (recipe v1) and
+``blend-tfidf-321`` (recipe v2).  The blends weigh unigrams, bigrams and skip-bigrams by a multiple of IDF:
+2 / 3 / 2 in v1, 3 / 2 / 1 in v2.  Unigrams alone find edited copies but also pages that share a vocabulary;
+bigrams add word order, which tells pages that share a template from real copies; skip-bigrams keep that
+order signal when one word of a pair was edited.  v2 leans on unigrams: on whole pages (not the 4,000-
+character chunks v1 was chosen on) it keeps more edited copies within distance 3 and within the drawers a
+verified query reads, for a little precision that verification restores (docs/accuracy.md).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from importlib import resources
 import numpy as np
 import xxhash
 
-__all__ = ["DEFAULT_RECIPE", "IDF_SCALE", "RECIPES", "Features", "features", "fmix64", "token_hashes"]
+__all__ = ["BLEND_WEIGHTS", "DEFAULT_RECIPE", "IDF_SCALE", "RECIPES", "Features", "features", "fmix64", "token_hashes"]
 
 IDF_SCALE = 100
 _CACHE_LIMIT = 1 << 20  # tokens remembered with their hash and IDF; cleared when full
@@ -129,24 +132,33 @@ def _bigram_tf(tokens: list[str]) -> Features:
     return Features(bigrams, np.full(bigrams.size, float(IDF_SCALE)))
 
 
-def _blend_tfidf(tokens: list[str]) -> Features:
-    hashes, idfs = _hash_and_idf(tokens)
-    pair_idf = np.minimum(idfs[:-1], idfs[1:])
-    skip_idf = np.minimum(idfs[:-2], idfs[2:])
-    skips = fmix64((hashes[:-2] * _GOLDEN) ^ hashes[2:] ^ _SKIP)
-    return Features(
-        np.concatenate((hashes, _bigram_hashes(hashes), skips)),
-        np.concatenate((2 * idfs, 3 * pair_idf, 2 * skip_idf)),
-    )
+# (unigram, bigram, skip-bigram) multiples of IDF, per blend recipe; the Rust path takes the same numbers.
+BLEND_WEIGHTS: dict[str, tuple[int, int, int]] = {"blend-tfidf": (2, 3, 2), "blend-tfidf-321": (3, 2, 1)}
+
+
+def _blend(weights: tuple[int, int, int]) -> Callable[[list[str]], Features]:
+    unigram, bigram, skip = weights
+
+    def build(tokens: list[str]) -> Features:
+        hashes, idfs = _hash_and_idf(tokens)
+        pair_idf = np.minimum(idfs[:-1], idfs[1:])
+        skip_idf = np.minimum(idfs[:-2], idfs[2:])
+        skips = fmix64((hashes[:-2] * _GOLDEN) ^ hashes[2:] ^ _SKIP)
+        return Features(
+            np.concatenate((hashes, _bigram_hashes(hashes), skips)),
+            np.concatenate((unigram * idfs, bigram * pair_idf, skip * skip_idf)),
+        )
+
+    return build
 
 
 RECIPES: dict[str, Callable[[list[str]], Features]] = {
     "unigram-tf": _unigram_tf,
     "unigram-tfidf": _unigram_tfidf,
     "bigram-tf": _bigram_tf,
-    "blend-tfidf": _blend_tfidf,
+    **{name: _blend(weights) for name, weights in BLEND_WEIGHTS.items()},
 }
-DEFAULT_RECIPE = "blend-tfidf"
+DEFAULT_RECIPE = "blend-tfidf-321"  # recipe v2's features
 
 
 def features(tokens: list[str], recipe: str = DEFAULT_RECIPE) -> Features:

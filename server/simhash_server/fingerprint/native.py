@@ -4,7 +4,7 @@ The extension computes the default recipe's fingerprint from a normalised text w
 tokens.py, features.py and simhash.py; tests/unit/test_native.py holds the two paths to identical output.
 What lives in Python's Unicode database comes from here: each code point's class under tokens.py's own
 regular expression, each character's NFKD (normalize.py has the extension decompose first), and jieba's
-IDF table.  Without the extension (a build without Rust) ``fingerprinter()`` is None and Python does all.
+IDF table.  Without the extension (a build without Rust) ``fingerprinter(recipe)`` is None and Python does all.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+from functools import cache
 from typing import Any
 
-from simhash_server.fingerprint.features import _idf_table
+from simhash_server.fingerprint.features import BLEND_WEIGHTS, _idf_table
 from simhash_server.fingerprint.tokens import _HAN, _OTHER_IDEOGRAPH
 
 __all__ = ["character_classes", "decompositions", "fingerprinter"]
@@ -45,19 +46,32 @@ def decompositions() -> dict[str, str]:
 
 
 _lock = threading.Lock()
-_instance: list[Any] = []
+_instances: dict[str, Any] = {}
 
 
-def fingerprinter() -> Any | None:
-    """The shared ``simhash_native.Fingerprinter``, built on first use; None without the extension."""
-    if not _instance:
+def fingerprinter(recipe: str) -> Any | None:
+    """The shared ``simhash_native.Fingerprinter`` of a blend feature recipe, built on first use; None
+    without the extension, or for a recipe the extension does not compute (the unblended ones)."""
+    if recipe not in _instances:
         with _lock:
-            if not _instance:
-                try:
-                    import simhash_native
-                except ImportError:
-                    _instance.append(None)
-                else:
-                    idf, median = _idf_table()
-                    _instance.append(simhash_native.Fingerprinter(character_classes(), idf, median, decompositions()))
-    return _instance[0]
+            if recipe not in _instances:
+                _instances[recipe] = _build(recipe)
+    return _instances[recipe]
+
+
+def _build(recipe: str) -> Any | None:
+    weights = BLEND_WEIGHTS.get(recipe)
+    if weights is None:
+        return None
+    try:
+        import simhash_native
+    except ImportError:
+        return None
+    idf, median = _idf_table()
+    return simhash_native.Fingerprinter(_tables()[0], idf, median, _tables()[1], weights)
+
+
+@cache
+def _tables() -> tuple[bytes, dict[str, str]]:
+    """The Unicode tables every Fingerprinter shares (built once: a few seconds of Python)."""
+    return character_classes(), decompositions()

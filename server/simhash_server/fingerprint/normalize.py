@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import unicodedata
 
+from simhash_server.fingerprint.features import DEFAULT_RECIPE
 from simhash_server.fingerprint.native import fingerprinter
 
 __all__ = ["normalize"]
@@ -21,7 +22,7 @@ __all__ = ["normalize"]
 
 def normalize(text: str, native: bool = True) -> str:
     """NFKC, then case folding, then NFKC again (idempotent: normalize(normalize(t)) == normalize(t))."""
-    rust = fingerprinter() if native else None
+    rust = fingerprinter(DEFAULT_RECIPE) if native else None  # any recipe's extension decomposes alike
     if rust is not None:
         text = rust.decompose(text) or text
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())

@@ -14,6 +14,7 @@ from concurrent.futures import Executor
 from typing import TypeVar
 
 from simhash_schema import IndexMeta, IndexTables
+from simhash_server.fingerprint import Recipe
 from simhash_server.index.coalesce import AsyncCoalescer
 from simhash_server.index.model import (
     MAX_DISTANCE,
@@ -48,6 +49,10 @@ class AsyncIndexStore:
     @property
     def meta(self) -> IndexMeta | None:
         return self.store.meta
+
+    @property
+    def recipe(self) -> Recipe:
+        return self.store.recipe
 
     @property
     def tables(self) -> IndexTables:

@@ -27,3 +27,6 @@ class StoreConfig:
     write_lanes: int = 2
     batch_queries: int = 32
     batch_documents: int = 1_000
+    # The recipe a new index is created with (None: the newest).  An existing index is served with the one it
+    # records; naming another here refuses to open it.
+    fingerprint_version: str | None = None

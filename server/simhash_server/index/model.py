@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from simhash_server.fingerprint.sketch import readable, similarity
+from simhash_server.fingerprint.sketch import comparable, readable, similarity
 from simhash_server.index.errors import InvalidArgument
 
 __all__ = [
@@ -147,14 +147,14 @@ def ranked(near: Iterable[Near], limit: int | None) -> list[Hit]:
 def verified(near: Iterable[Near], sketch: bytes, min_similarity: float, limit: int | None) -> Verified:
     """Candidates checked against their stored sketches.
 
-    A candidate is a hit when its estimated similarity reaches ``min_similarity``.  One without a readable
-    sketch (indexed by fingerprint only) cannot be checked: within MAX_DISTANCE it is a hit with
+    A candidate is a hit when its estimated similarity reaches ``min_similarity``.  One without a sketch of
+    the query's format (indexed by fingerprint only) cannot be checked: within MAX_DISTANCE it is a hit with
     ``similarity`` None, so nothing the unverified query would answer disappears unexplained; beyond it,
     where only a sketch could vouch for it, it is left out.  Closest first, then most similar, then by id.
     """
     hits, below = [], 0
     for doc, candidate, distance, stored in near:
-        if not readable(stored):
+        if not comparable(sketch, stored):  # none stored, or one of another recipe's format
             if distance <= MAX_DISTANCE:
                 hits.append(Hit(doc, candidate, distance))
             continue

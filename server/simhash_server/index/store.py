@@ -21,8 +21,18 @@ from typing import Any, TypeVar
 
 import happybase
 
-from simhash_schema import IndexMeta, IndexTables, SchemaError, connect, ensure_meta, index_tables, table_exists
-from simhash_server.fingerprint import FINGERPRINT_VERSION
+from simhash_schema import (
+    IndexMeta,
+    IndexTables,
+    SchemaError,
+    VersionMismatch,
+    connect,
+    ensure_meta,
+    index_tables,
+    read_meta,
+    table_exists,
+)
+from simhash_server.fingerprint import FINGERPRINT_VERSION, VERSIONS, Recipe, recipe_of
 from simhash_server.index.coalesce import Coalescer
 from simhash_server.index.config import StoreConfig
 from simhash_server.index.keys import (
@@ -52,11 +62,30 @@ from simhash_server.index.pool import ConnectionPool, close_quietly
 from simhash_server.index.scans import DrawerScans, count_rows
 from simhash_server.metrics import BATCH_CALLS, CANDIDATES
 
-__all__ = ["EXPECTED_META", "IndexStore", "StoreConfig"]
+__all__ = ["IndexStore", "StoreConfig", "check_meta"]
 
 _FP_COLUMN = b"d:fp"
 _DRAWER_CELL = {b"d:": b""}
-EXPECTED_META = IndexMeta(FINGERPRINT_VERSION, LAYOUT)  # what this server writes and accepts
+
+
+def check_meta(stored: IndexMeta, wanted: str | None) -> Recipe:
+    """The recipe an index's meta record names, if this build serves it (and it is ``wanted``, if given)."""
+    if stored.layout != LAYOUT:
+        raise VersionMismatch(
+            f"the index holds fingerprints of layout {stored.layout!r}, this server reads {LAYOUT!r}: "
+            "refusing to mix them (use another table prefix, or reindex)"
+        )
+    if stored.fingerprint_version not in VERSIONS:
+        raise VersionMismatch(
+            f"the index holds fingerprints of fingerprint_version {stored.fingerprint_version!r}, which this "
+            f"build does not make (it knows {', '.join(map(repr, VERSIONS))}): refusing to mix them"
+        )
+    if wanted is not None and stored.fingerprint_version != wanted:
+        raise VersionMismatch(
+            f"the index holds fingerprints of fingerprint_version {stored.fingerprint_version!r}, not the "
+            f"{wanted!r} asked for: refusing to mix them (use another table prefix, or reindex: docs/operations.md)"
+        )
+    return recipe_of(stored.fingerprint_version)
 C = TypeVar("C")
 
 
@@ -90,6 +119,7 @@ class IndexStore:
         self._writes: Coalescer[list[tuple[bytes, Document]], int]
         self._nearby, self._writes = self.coalescers(Coalescer)
         self.meta: IndexMeta | None = None
+        self.recipe: Recipe = recipe_of(config.fingerprint_version or FINGERPRINT_VERSION)  # until open() reads it
 
     def coalescers(self, kind: Callable[..., C]) -> tuple[C, C]:
         """The query and write coalescers over this store's batch calls, of ``kind`` (Coalescer for threads,
@@ -102,16 +132,30 @@ class IndexStore:
 
     # -- lifecycle ------------------------------------------------------------------------------------
     def open(self) -> IndexMeta:
-        """Check the tables exist and were written with this server's fingerprint version and layout."""
+        """Check the tables exist; adopt the fingerprint version the index records (a new index records the
+        configured one, or the newest)."""
 
         def check(client: Any) -> IndexMeta:
             missing = [s.name for s in self.tables.all() if not table_exists(client, s.name)]
             if missing:
                 raise SchemaError(f"tables missing: {', '.join(missing)}; run `simhash-index schema apply`")
-            return ensure_meta(client, self.tables.meta, EXPECTED_META)
+            return self._meta_record(client)
 
-        self.meta = self.thrift2.run(check)
-        return self.meta
+        return self._adopt(self.thrift2.run(check))
+
+    def _meta_record(self, client: Any) -> IndexMeta:
+        stored = read_meta(client, self.tables.meta)
+        if stored is None:  # a new index: record the version it is made with (the first writer wins)
+            wanted = self.config.fingerprint_version or FINGERPRINT_VERSION
+            stored = ensure_meta(client, self.tables.meta, IndexMeta(wanted, LAYOUT))
+        return stored
+
+    def _adopt(self, meta: IndexMeta) -> IndexMeta:
+        if self.meta is not None and meta != self.meta:
+            raise VersionMismatch(f"the index's meta record changed from {self.meta} to {meta}: restart the server")
+        self.recipe = check_meta(meta, self.config.fingerprint_version)
+        self.meta = meta
+        return meta
 
     def close(self) -> None:
         self.scans.close()
@@ -205,8 +249,9 @@ class IndexStore:
         return {key: fingerprint_of_row(data[_FP_COLUMN]) for key, data in rows if _FP_COLUMN in data}
 
     def ping(self) -> None:
-        """Raise unless HBase answers and the index's meta record still matches (the health check)."""
-        self.meta = self.thrift2.run(lambda client: ensure_meta(client, self.tables.meta, EXPECTED_META))
+        """Raise unless HBase answers and the index's meta record still names what it was opened with (the
+        health check; a server started while HBase was down adopts the index's version here)."""
+        self._adopt(self.thrift2.run(self._meta_record))
 
     def count_documents(self, deadline: float | None = None) -> int:
         """Rows of the docs table, by a keys-only scan: O(documents), so callers cache it."""

@@ -151,10 +151,12 @@ class SimHashServer:
         await self._configure_health(server)
         self._configure_reflection(server)
         self._configure_metrics()
-        # load the segmenter's dictionary and the IDF table before the first call
-        await asyncio.get_running_loop().run_in_executor(self._executor, fingerprint, "预热 warm-up")
         if not await self.check_index():
             log.warning("starting NOT_SERVING: %s", self.service._open_error)
+        # load the segmenter's dictionary and the IDF table of the index's recipe before the first call
+        version = self.service.index.recipe.version
+        await asyncio.get_running_loop().run_in_executor(self._executor, fingerprint, "预热 warm-up", version)
+        log.info("fingerprint version %s", version)
         await server.start()
         self._server = server
         self._watcher = asyncio.create_task(self._watch_index(), name="health")

@@ -24,7 +24,7 @@ from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
 from simhash_schema import VersionMismatch
 from simhash_server import metrics
-from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint
+from simhash_server.fingerprint import fingerprint
 from simhash_server.index.async_store import AsyncIndexStore
 from simhash_server.index.errors import DeadlineExceeded, InvalidArgument, Unavailable
 from simhash_server.index.model import (
@@ -89,6 +89,11 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         if self._open_error is not None:
             raise Unavailable(f"the index is not reachable: {self._open_error}")
 
+    @property
+    def _version(self) -> str:
+        """The fingerprint version of the index served (what every text is fingerprinted with)."""
+        return self.index.recipe.version
+
     # -- validation --------------------------------------------------------------------------------------
     def _text(self, text: str, field: str = "text") -> str:
         size = len(text.encode("utf-8"))
@@ -117,13 +122,13 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
             raise InvalidArgument(prefix + "text", f"{prefix}text or {prefix}simhash is required")
         if has_fp:
             version = request.fingerprint_version
-            if version and version != FINGERPRINT_VERSION:
+            if version and version != self._version:
                 raise VersionMismatch(
-                    f"{prefix}fingerprint_version {version!r} differs from the server's {FINGERPRINT_VERSION!r}; "
+                    f"{prefix}fingerprint_version {version!r} differs from the index's {self._version!r}; "
                     "fingerprints of different recipes do not compare"
                 )
             return request.simhash, 0, b""
-        fp = fingerprint(self._text(request.text, prefix + "text"), sketch=sketch)
+        fp = fingerprint(self._text(request.text, prefix + "text"), self._version, sketch=sketch)
         return fp.value, fp.features, fp.sketch
 
     async def _off_loop_if_long(self, chars: int, work: Callable[..., R], *args: object) -> R:
@@ -191,8 +196,9 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
     @_rpc
     async def Fingerprint(self, request: pb.FingerprintRequest, deadline: float | None):
         text = self._text(request.text)
-        fp = await self._off_loop_if_long(len(text), fingerprint, text)
-        return pb.FingerprintResponse(simhash=fp.value, features=fp.features, fingerprint_version=FINGERPRINT_VERSION)
+        version = self._version
+        fp = await self._off_loop_if_long(len(text), fingerprint, text, version)
+        return pb.FingerprintResponse(simhash=fp.value, features=fp.features, fingerprint_version=version)
 
     @_rpc
     async def Index(self, request: pb.IndexRequest, deadline: float | None):
@@ -251,6 +257,9 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
     async def Deduplicate(self, request: pb.DeduplicateRequest, deadline: float | None):
         doc_id = self._doc_id(request.doc_id)
         floor = self._min_similarity(request)
+        if floor is None and request.HasField("text"):
+            # A text is a duplicate only when verified: at the floor the evaluation chose for this recipe.
+            floor = self.index.recipe.dedup_floor
         distance, limit = self._distance_and_limit(request, verified=floor is not None)
         fp, features, sketch = await self._fingerprinted(request)
         _check_deadline(deadline)
@@ -300,7 +309,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         meta = self.index.meta
         return pb.StatsResponse(
             documents=documents,
-            fingerprint_version=meta.fingerprint_version if meta else FINGERPRINT_VERSION,
+            fingerprint_version=meta.fingerprint_version if meta else self._version,
             layout=meta.layout if meta else "",
             tables=[t.name for t in self.index.tables.all()],
             max_distance=MAX_DISTANCE,

@@ -1,0 +1,46 @@
+"""The fingerprint recipes, by the version string an index stores: what each one computes, kept forever.
+
+A stored fingerprint is only comparable with fingerprints made by the same recipe.  An index records the
+version it was created with (simhash_schema's meta record) and is served with that version's recipe, so an
+index made before an upgrade keeps its answers.  New indexes get FINGERPRINT_VERSION.  Golden vectors pin
+every version (tests/golden/vectors-*.json); bump a version's revision only by adding a new version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simhash_server.fingerprint.sketch import FORMATS, SketchFormat
+
+__all__ = ["FINGERPRINT_VERSION", "V1", "V2", "VERSIONS", "Recipe", "recipe_of"]
+
+_PREFIX = "simhash64/norm=nfkc-casefold/seg=jieba-0.42.1"  # jieba and rjieba are pinned: their dictionary is part
+V1 = f"{_PREFIX}/feat=blend-tfidf/hash=xxh3-64+fmix64/r1"
+V2 = f"{_PREFIX}/feat=blend-tfidf-321/hash=xxh3-64+fmix64/sketch=2048x2/r2"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    version: str
+    features: str  # a key of features.RECIPES
+    sketch: SketchFormat
+    # The min_similarity a text Deduplicate uses when the caller gives none: chosen on the tuning half of
+    # the evaluation (docs/accuracy.md) as the floor where precision and recall against Jaccard >= 0.9
+    # balance for this recipe's fingerprints and sketch.
+    dedup_floor: float
+
+
+VERSIONS: dict[str, Recipe] = {
+    V1: Recipe(V1, "blend-tfidf", FORMATS[1], 0.9),
+    V2: Recipe(V2, "blend-tfidf-321", FORMATS[2], 0.896),
+}
+FINGERPRINT_VERSION = V2  # what new indexes are created with
+
+
+def recipe_of(version: str) -> Recipe:
+    """The recipe a version string names; ValueError naming the known ones otherwise."""
+    try:
+        return VERSIONS[version]
+    except KeyError:
+        known = ", ".join(repr(v) for v in VERSIONS)
+        raise ValueError(f"unknown fingerprint version {version!r}; this build knows {known}") from None
