@@ -86,6 +86,8 @@ def check_meta(stored: IndexMeta, wanted: str | None) -> Recipe:
             f"{wanted!r} asked for: refusing to mix them (use another table prefix, or reindex: docs/operations.md)"
         )
     return recipe_of(stored.fingerprint_version)
+
+
 C = TypeVar("C")
 
 
