@@ -90,12 +90,48 @@ def workers_rate(docs: list[str], workers: int) -> float:
     return COPIES * len(docs) / elapsed
 
 
+def versions_table(docs: list[str], rounds: int) -> None:
+    """Each fingerprint version's documents/s, with and without the sketch, side by side (interleaved)."""
+    from simhash_server.fingerprint import VERSIONS
+
+    names = {version: f"v{n + 1}" for n, version in enumerate(VERSIONS)}
+    best: dict[tuple[str, bool], float] = {}
+    for version in VERSIONS:
+        fingerprint(docs[0], version, sketch=True)  # warm
+    for _ in range(rounds):
+        for version in VERSIONS:
+            for sketch in (False, True):
+                rate = best_rate(lambda d, v=version, s=sketch: fingerprint(d, v, sketch=s), docs, 1)
+                best[(version, sketch)] = max(best.get((version, sketch), 0.0), rate)
+    first = next(iter(VERSIONS))
+    print("| version (1 core) | docs/s, fingerprint | docs/s, fingerprint + sketch | ratio to v1 (with sketch) |")
+    print("|---|---|---|---|")
+    for version, name in names.items():
+        print(
+            f"| {name} | {best[(version, False)]:,.0f} | {best[(version, True)]:,.0f} | "
+            f"{best[(version, True)] / best[(first, True)]:.2f} |"
+        )
+
+
+def whole_pages(count: int) -> list[str]:
+    """Whole Chinese pages as users send them (not cut), up to ``count``."""
+    pages = [d.text for d in load_corpus(1500, whole=True, n_realistic=200) if d.lang == "zh" and not d.edited_from]
+    return pages[:count]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--versions-only", action="store_true", help="only the v1 / v2 table")
     args = parser.parse_args()
     docs = one_kb_docs(args.docs)
+    for label, sample in (("~1 KB Chinese documents", docs), ("whole Chinese pages", whole_pages(args.docs))):
+        chars = sum(map(len, sample)) / len(sample)
+        print(f"fingerprint versions on {len(sample)} {label} ({chars:,.0f} characters on average):")
+        versions_table(sample, args.rounds)
+    if args.versions_only:
+        return
     mb = sum(len(d.encode()) for d in docs) / 1e6
     native = fingerprinter(DEFAULT_RECIPE)
     if native is None:

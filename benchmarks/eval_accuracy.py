@@ -293,6 +293,57 @@ def bucket_tables(fingerprints: dict[str, np.ndarray], docs: list[Doc], jac: dic
     return lines
 
 
+def goals_table(
+    fingerprints: dict[str, np.ndarray], docs: list[Doc], tokens: list[list[str]], jac: dict[tuple[int, int], float]
+) -> list[str]:
+    """Each fingerprint version as a server runs it: unverified (k<=3) and verified (drawer candidates
+    checked with the version's own sketch at its default floor, what a text Deduplicate does), by language,
+    against Jaccard >= 0.9; and the buckets from 400 characters up where the `simhash` package beats it."""
+    from simhash_server.fingerprint import VERSIONS
+
+    positives = {p for p, v in jac.items() if v >= 0.9}
+    package = fingerprints["simhash-pkg (char 4-grams)"]
+    lengths = [len(d.text) for d in docs]
+    lines = [
+        "## The versions against the goals (Jaccard >= 0.9)",
+        "",
+        "Unverified: distance <= 3. Verified: every pair within 3 plus those within 8 sharing a drawer, kept when "
+        'the version\'s sketch estimates at least its default floor. "Behind the package": length buckets '
+        "from 400 characters up where the `simhash` package's unverified F1 is higher.",
+        "",
+        "| version | language | unverified P / R / F1 | verified P / R / F1 (floor) | behind the package |",
+        "|---|---|---|---|---|",
+    ]
+    for n, recipe in enumerate(VERSIONS.values()):
+        fps = fingerprints[recipe.features]
+        minima = [bin_minima(t, recipe.sketch.bins) for t in tokens]
+        close = close_pairs(fps, VERIFY_MAX_DISTANCE)
+        candidates = drawer_candidates(fps, close)
+        est = estimates(minima, recipe.sketch.bits, candidates)
+        ours, theirs = set(close_pairs(fps, MAX_DISTANCE)), set(close_pairs(package, MAX_DISTANCE))
+        for lang in ("zh", "en"):
+
+            def chosen(pair: tuple[int, int], lo: int = 0, hi: int | None = None, lang: str = lang) -> bool:
+                i, j = pair
+                return docs[i].lang == docs[j].lang == lang and _in_bucket(lo, hi, min(lengths[i], lengths[j]))
+
+            wanted = {p for p in positives if chosen(p)}
+            unverified = prf({p for p in ours if chosen(p)}, wanted)
+            kept = {p for p in candidates if est[p] >= recipe.dedup_floor and chosen(p)}
+            behind = []
+            for lo, hi in BUCKETS[1:]:
+                here = {p for p in wanted if chosen(p, lo, hi)}
+                mine = prf({p for p in ours if chosen(p, lo, hi)}, here)[2]
+                package_f1 = prf({p for p in theirs if chosen(p, lo, hi)}, here)[2]
+                if package_f1 > mine:
+                    behind.append(f"{lo:,}-{hi:,}" if hi else f">= {lo:,}")
+            lines.append(
+                f"| v{n + 1} | {lang} | {_cell(*unverified)} | {_cell(*prf(kept, wanted))} ({recipe.dedup_floor}) "
+                f"| {', '.join(behind) or 'none'} |"
+            )
+    return [*lines, ""]
+
+
 def figure(table: dict[str, dict], path: Path) -> None:
     """Precision and recall against k for each recipe (J >= 0.9)."""
     import matplotlib
@@ -378,7 +429,7 @@ def main() -> None:
         table[name] = scores(close_pairs(fps, max(KS)), jac)
         p, r, f1, *_ = table[name][(0.9, 3)]
         print(f"{name:28s} k<=3 vs J>=0.9: P {p:.3f} R {r:.3f} F1 {f1:.3f}", flush=True)
-    buckets = bucket_tables(fingerprints, docs, jac)
+    buckets = goals_table(fingerprints, docs, tokens, jac) + bucket_tables(fingerprints, docs, jac)
     print("\n".join(buckets), flush=True)
     verified = verified_tables(fingerprints, tokens, jac)
     print("\n".join(line for line in verified if line.startswith(f"| {DEFAULT_RECIPE}")), flush=True)

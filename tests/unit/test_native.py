@@ -116,8 +116,8 @@ def test_any_text_gives_the_same_fingerprint(text: str) -> None:
     assert normalized == normalize(text, native=False)
     assert native.tokenize(normalized) == tokenize(normalized)
     for version in (V1, V2):
-        fast, slow = fingerprint(text, version), fingerprint(text, version, native=False)
-        assert (fast.value, fast.features) == (slow.value, slow.features)
+        fast, slow = fingerprint(text, version, sketch=True), fingerprint(text, version, sketch=True, native=False)
+        assert (fast.value, fast.features, fast.sketch) == (slow.value, slow.features, slow.sketch)
 
 
 def test_each_blend_has_its_own_extension_and_other_recipes_none() -> None:
@@ -141,3 +141,13 @@ def test_surrogates_and_the_last_code_point_are_separators() -> None:
     table = character_classes()
     assert table[0xD800] == table[0xDFFF] == 0 and table[0x10FFFF] == 0
     assert re.fullmatch(r"\w", "\U0010ffff") is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=400), st.sampled_from([(8, 1), (256, 8), (1024, 4), (2048, 2)]))
+def test_the_sketch_bins_in_rust_are_numpys(hashes: list[int], shape: tuple[int, int]) -> None:
+    from simhash_server.fingerprint.sketch import SketchFormat, sketch_of_hashes
+
+    form = SketchFormat(9, *shape)
+    values = np.array(hashes, dtype=np.uint64)
+    assert sketch_of_hashes(values, form) == sketch_of_hashes(values, form, native=False)

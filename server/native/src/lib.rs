@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use jieba_rs::Jieba;
 use pyo3::exceptions::PyValueError;
@@ -275,8 +276,116 @@ impl Fingerprinter {
     }
 }
 
+const SKETCH_SEED: u64 = 0x5DEE_CE66_DA3B_2C17;
+const PROBES: u64 = 64;
+
+/// The word 3-shingle hashes of a text's token hashes (`sketch._shingles`): one per run of 3 tokens, or one
+/// of all of them for a text of fewer than 3.
+fn shingles(h: &[u64]) -> Vec<u64> {
+    if h.len() < 3 {
+        let mut combined = h.len() as u64;
+        for &value in h {
+            combined = fmix64(combined.wrapping_mul(GOLDEN) ^ value);
+        }
+        return vec![combined];
+    }
+    h.windows(3)
+        .map(|w| fmix64(fmix64(w[0].wrapping_mul(GOLDEN) ^ w[1]).wrapping_mul(GOLDEN) ^ w[2]))
+        .collect()
+}
+
+/// Every bin's 64 probe targets, row by row (`sketch._probe_table`, transposed), computed once per size.
+fn probe_table(bins: usize) -> Arc<Vec<u16>> {
+    static TABLES: OnceLock<Mutex<HashMap<usize, Arc<Vec<u16>>>>> = OnceLock::new();
+    let mut tables = TABLES.get_or_init(Default::default).lock().expect("probe tables");
+    tables
+        .entry(bins)
+        .or_insert_with(|| {
+            Arc::new(
+                (0..bins as u64)
+                    .flat_map(|i| {
+                        (1..=PROBES).map(move |a| {
+                            (fmix64(i.wrapping_mul(GOLDEN) ^ a.wrapping_add(SKETCH_SEED)) % bins as u64) as u16
+                        })
+                    })
+                    .collect(),
+            )
+        })
+        .clone()
+}
+
+/// The densified one-permutation MinHash of token hashes (`sketch._bin_minima`): each bin keeps the smallest
+/// remaining bits of the shingle hashes whose top bits chose it; an empty bin borrows the first filled bin
+/// along its fixed probe sequence, else the next filled bin circularly.  Same numbers as the numpy path.
+fn bin_minima_of(token_hashes: &[u64], bins: usize) -> Vec<u64> {
+    let bin_bits = bins.trailing_zeros();
+    let low_mask = (1u64 << (64 - bin_bits)) - 1;
+    let mut mins = vec![u64::MAX; bins];
+    for shingle in shingles(token_hashes) {
+        let hashed = fmix64(shingle ^ SKETCH_SEED);
+        let which = (hashed >> (64 - bin_bits)) as usize;
+        mins[which] = mins[which].min(hashed & low_mask);
+    }
+    let filled: Vec<usize> = (0..bins).filter(|&i| mins[i] != u64::MAX).collect();
+    let is_filled: Vec<bool> = mins.iter().map(|&m| m != u64::MAX).collect(); // compact: fewer cache misses
+    let table = probe_table(bins);
+    let mut out = mins.clone();
+    for i in 0..bins {
+        if mins[i] != u64::MAX {
+            continue;
+        }
+        let row = &table[i * PROBES as usize..(i + 1) * PROBES as usize];
+        let probe = row.iter().map(|&j| j as usize).find(|&j| is_filled[j]);
+        let source = probe.unwrap_or_else(|| filled[filled.partition_point(|&j| j < i) % filled.len()]);
+        out[i] = mins[source];
+    }
+    out
+}
+
+/// `bin_minima(token_hashes, bins)`: token hashes and the result as little-endian uint64 bytes.
+#[pyfunction]
+fn bin_minima<'py>(py: Python<'py>, token_hashes: &[u8], bins: usize) -> PyResult<Bound<'py, PyBytes>> {
+    if !(2..=1 << 16).contains(&bins) || !bins.is_power_of_two() {
+        return Err(PyValueError::new_err(format!("bins must be a power of two from 2 to 65536, got {bins}")));
+    }
+    if token_hashes.len() % 8 != 0 {
+        return Err(PyValueError::new_err("token_hashes must be little-endian uint64 values"));
+    }
+    let hashes: Vec<u64> =
+        token_hashes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+    let minima = py.detach(|| bin_minima_of(&hashes, bins));
+    let bytes: Vec<u8> = minima.iter().flat_map(|m| m.to_le_bytes()).collect();
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// `packed_sketch(token_hashes, bins, bits)`: the lowest `bits` of each bin, packed low bits first, bin i
+/// in byte i * bits / 8 (`sketch.sketch_of_hashes` without its format byte).
+#[pyfunction]
+fn packed_sketch<'py>(py: Python<'py>, token_hashes: &[u8], bins: usize, bits: u32) -> PyResult<Bound<'py, PyBytes>> {
+    if ![1, 2, 4, 8].contains(&bits) || !(8..=1 << 16).contains(&bins) || !bins.is_power_of_two() {
+        return Err(PyValueError::new_err(format!("unsupported sketch shape: {bins} bins of {bits} bits")));
+    }
+    if token_hashes.len() % 8 != 0 {
+        return Err(PyValueError::new_err("token_hashes must be little-endian uint64 values"));
+    }
+    let hashes: Vec<u64> =
+        token_hashes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+    let packed = py.detach(|| {
+        let per_byte = (8 / bits) as usize;
+        let mask = (1u64 << bits) - 1;
+        let minima = bin_minima_of(&hashes, bins);
+        minima
+            .chunks_exact(per_byte)
+            .map(|group| group.iter().enumerate().fold(0u8, |byte, (k, m)| byte | (((m & mask) as u8) << (k as u32 * bits))))
+            .collect::<Vec<u8>>()
+    });
+    Ok(PyBytes::new(py, &packed))
+}
+
 #[pymodule]
 fn simhash_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Fingerprinter>()?;
+    m.add_function(wrap_pyfunction!(bin_minima, m)?)?;
+    m.add_function(wrap_pyfunction!(packed_sketch, m)?)?;
     Ok(())
 }

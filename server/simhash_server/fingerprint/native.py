@@ -18,7 +18,7 @@ from typing import Any
 from simhash_server.fingerprint.features import BLEND_WEIGHTS, _idf_table
 from simhash_server.fingerprint.tokens import _HAN, _OTHER_IDEOGRAPH
 
-__all__ = ["character_classes", "decompositions", "fingerprinter"]
+__all__ = ["character_classes", "decompositions", "fingerprinter", "sketch_function"]
 
 _CLASSES = ((1, rf"[{_HAN}]"), (2, rf"[{_OTHER_IDEOGRAPH}]"), (3, rf"[^\W_{_HAN}{_OTHER_IDEOGRAPH}]"))
 
@@ -75,3 +75,14 @@ def _build(recipe: str) -> Any | None:
 def _tables() -> tuple[bytes, dict[str, str]]:
     """The Unicode tables every Fingerprinter shares (built once: a few seconds of Python)."""
     return character_classes(), decompositions()
+
+
+@cache
+def sketch_function() -> Any | None:
+    """``simhash_native.packed_sketch`` (a sketch's packed bins in Rust, the same bytes as sketch.py's numpy),
+    or None without the extension."""
+    try:
+        import simhash_native
+    except ImportError:
+        return None
+    return simhash_native.packed_sketch

@@ -48,4 +48,5 @@ def fingerprint(
         return Fingerprint(value, distinct, made)
     tokens = tokenize(normalized)
     feats = features(tokens, recipe.features)
-    return Fingerprint(simhash(feats), feats.distinct, make_sketch(tokens, recipe.sketch) if sketch else b"")
+    made = make_sketch(tokens, recipe.sketch, native=False) if sketch else b""
+    return Fingerprint(simhash(feats), feats.distinct, made)
