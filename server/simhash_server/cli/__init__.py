@@ -7,6 +7,7 @@ import click
 
 from simhash_client.cli import COMMANDS as CLIENT_COMMANDS
 from simhash_server.cli.bulk import bulk_load
+from simhash_server.cli.calibrate import calibrate_command
 from simhash_server.cli.fingerprint import fingerprint_command
 from simhash_server.cli.hbase import hbase
 from simhash_server.cli.schema import schema
@@ -24,5 +25,6 @@ main.add_command(fingerprint_command, name="fingerprint")
 main.add_command(schema)
 main.add_command(serve)
 main.add_command(bulk_load)
+main.add_command(calibrate_command, name="calibrate")
 for _name, _command in CLIENT_COMMANDS.items():
     main.add_command(_command, name=_name)
