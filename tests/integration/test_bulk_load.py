@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from simhash_schema import IndexMeta, connect, ensure_meta
-from simhash_server.fingerprint import fingerprint
+from simhash_server.fingerprint import V1, V2, fingerprint
 from simhash_server.index.keys import LAYOUT, drawer_keys
 from simhash_server.index.store import IndexStore
 
@@ -138,18 +138,19 @@ def test_another_fingerprint_version_is_refused(make_index, hbase, tmp_path: Pat
     assert "refusing to mix them" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_texts_are_fingerprinted_with_the_server_recipe(make_index, hbase, tmp_path: Path) -> None:
-    store = make_index(regions=1)
+@pytest.mark.parametrize("version", [V2, V1], ids=["v2", "v1"])
+def test_texts_are_fingerprinted_with_the_index_recipe(make_index, hbase, tmp_path: Path, version: str) -> None:
+    store = make_index(regions=1, fingerprint_version=version)
     texts = {f"t{i}": f"第{i}篇文章：近似重复检测用 SimHash 指纹，海量文本去重。" * (i + 3) for i in range(40)}
     path = tmp_path / "texts.jsonl"
     path.write_text("".join(json.dumps({"doc_id": d, "text": t}, ensure_ascii=False) + "\n" for d, t in texts.items()))
     result = bulk_load(store, str(path), "--workers", "2", "--batch-size", "7")
     assert result.returncode == 0, result.stderr
-    assert_index_holds(store, hbase, [(d, fingerprint(t).value) for d, t in texts.items()])
-    hits = store.query(fingerprint(texts["t5"]).value, 0)
+    assert_index_holds(store, hbase, [(d, fingerprint(t, version).value) for d, t in texts.items()])
+    hits = store.query(fingerprint(texts["t5"], version).value, 0)
     assert "t5" in {h.doc_id for h in hits}
-    # Texts bring their verification sketches; fingerprints cannot.
-    t5 = fingerprint(texts["t5"], sketch=True)
+    # Texts bring their verification sketches, of the index's format; fingerprints cannot.
+    t5 = fingerprint(texts["t5"], version, sketch=True)
     verified = store.query_verified(t5.value, t5.sketch, 1.0, max_distance=0).hits
     assert ("t5", 1.0) in {(h.doc_id, h.similarity) for h in verified}
     path.write_text(json.dumps({"doc_id": "t5", "simhash": t5.hex}) + "\n")
