@@ -92,9 +92,9 @@ def workers_rate(docs: list[str], workers: int) -> float:
 
 def versions_table(docs: list[str], rounds: int) -> None:
     """Each fingerprint version's documents/s, with and without the sketch, side by side (interleaved)."""
-    from simhash_server.fingerprint import VERSIONS
+    from simhash_server.fingerprint import VERSIONS, short_name
 
-    names = {version: f"v{n + 1}" for n, version in enumerate(VERSIONS)}
+    names = {version: short_name(version) for version in VERSIONS}
     best: dict[tuple[str, bool], float] = {}
     for version in VERSIONS:
         fingerprint(docs[0], version, sketch=True)  # warm

@@ -300,7 +300,7 @@ def goals_table(
     """Each fingerprint version as a server runs it: unverified (k<=3) and verified (drawer candidates
     checked with the version's own sketch at its default floor, what a text Deduplicate does), by language,
     against Jaccard >= 0.9; and the buckets from 400 characters up where the `simhash` package beats it."""
-    from simhash_server.fingerprint import VERSIONS
+    from simhash_server.fingerprint import VERSIONS, short_name
 
     positives = {p for p, v in jac.items() if v >= 0.9}
     package = fingerprints["simhash-pkg (char 4-grams)"]
@@ -315,7 +315,7 @@ def goals_table(
         "| version | language | unverified P / R / F1 | verified P / R / F1 (floor) | behind the package |",
         "|---|---|---|---|---|",
     ]
-    for n, recipe in enumerate(VERSIONS.values()):
+    for recipe in VERSIONS.values():
         fps = fingerprints[recipe.features]
         minima = [bin_minima(t, recipe.sketch.bins) for t in tokens]
         close = close_pairs(fps, VERIFY_MAX_DISTANCE)
@@ -339,8 +339,8 @@ def goals_table(
                 if package_f1 > mine:
                     behind.append(f"{lo:,}-{hi:,}" if hi else f">= {lo:,}")
             lines.append(
-                f"| v{n + 1} | {lang} | {_cell(*unverified)} | {_cell(*prf(kept, wanted))} ({recipe.dedup_floor}) "
-                f"| {', '.join(behind) or 'none'} |"
+                f"| {short_name(recipe.version)} | {lang} | {_cell(*unverified)} | {_cell(*prf(kept, wanted))} "
+                f"({recipe.dedup_floor}) | {', '.join(behind) or 'none'} |"
             )
     return [*lines, ""]
 

@@ -19,12 +19,12 @@ sys.path.insert(0, str(HERE))
 
 from texts import golden_texts  # noqa: E402
 
-from simhash_server.fingerprint import V1, VERSIONS, fingerprint  # noqa: E402
+from simhash_server.fingerprint import V1, VERSIONS, fingerprint, short_name  # noqa: E402
 
 
 def files(version: str) -> tuple[Path, Path]:
     """(vectors, sketches) files of a version."""
-    suffix = "" if version == V1 else f"-v{list(VERSIONS).index(version) + 1}"
+    suffix = "" if version == V1 else f"-{short_name(version)}"
     return HERE / f"vectors{suffix}.json", HERE / f"sketches{suffix}.json"
 
 

@@ -14,12 +14,12 @@ sys.path.insert(0, str(GOLDEN))
 from make_vectors import files, sketch_digest  # noqa: E402
 from texts import golden_texts  # noqa: E402
 
-from simhash_server.fingerprint import FINGERPRINT_VERSION, V1, VERSIONS, fingerprint  # noqa: E402
+from simhash_server.fingerprint import FINGERPRINT_VERSION, V1, VERSIONS, fingerprint, short_name  # noqa: E402
 
 TEXTS = golden_texts()
 STORED = {v: json.loads(files(v)[0].read_text(encoding="utf-8")) for v in VERSIONS}
 SKETCHES = {v: json.loads(files(v)[1].read_text(encoding="utf-8")) for v in VERSIONS}
-IDS = {v: f"v{n + 1}" for n, v in enumerate(VERSIONS)}
+IDS = {v: short_name(v) for v in VERSIONS}
 versions = pytest.mark.parametrize("version", list(VERSIONS), ids=IDS.get)
 
 

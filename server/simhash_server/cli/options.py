@@ -78,12 +78,11 @@ def _version(ctx: click.Context, param: click.Parameter, value: str | None) -> s
     """A fingerprint version by short name (v1, v2, ...) or full string; None stays None (the default)."""
     if value is None:
         return None
-    from simhash_server.fingerprint import VERSIONS
+    from simhash_server.fingerprint import NAMES, VERSIONS
 
-    names = {f"v{n + 1}": version for n, version in enumerate(VERSIONS)}
-    version = names.get(value.lower(), value)
+    version = NAMES.get(value.lower(), value)
     if version not in VERSIONS:
-        raise click.BadParameter(f"{value!r}: choose one of {', '.join(names)} (or a full version string)")
+        raise click.BadParameter(f"{value!r}: choose one of {', '.join(NAMES)} (or a full version string)")
     return version
 
 

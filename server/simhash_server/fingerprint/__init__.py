@@ -5,10 +5,20 @@ Pure computation: nothing here touches HBase or the network.
 
 from simhash_server.fingerprint.pipeline import Fingerprint, fingerprint
 from simhash_server.fingerprint.simhash import from_hex, to_hex
-from simhash_server.fingerprint.versions import FINGERPRINT_VERSION, V1, V2, VERSIONS, Recipe, recipe_of
+from simhash_server.fingerprint.versions import (
+    FINGERPRINT_VERSION,
+    NAMES,
+    V1,
+    V2,
+    VERSIONS,
+    Recipe,
+    recipe_of,
+    short_name,
+)
 
 __all__ = [
     "FINGERPRINT_VERSION",
+    "NAMES",
     "V1",
     "V2",
     "VERSIONS",
@@ -17,5 +27,6 @@ __all__ = [
     "fingerprint",
     "from_hex",
     "recipe_of",
+    "short_name",
     "to_hex",
 ]

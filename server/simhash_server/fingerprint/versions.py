@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from simhash_server.fingerprint.sketch import FORMATS, SketchFormat
 
-__all__ = ["FINGERPRINT_VERSION", "V1", "V2", "VERSIONS", "Recipe", "recipe_of"]
+__all__ = ["FINGERPRINT_VERSION", "NAMES", "V1", "V2", "VERSIONS", "Recipe", "recipe_of", "short_name"]
 
 _PREFIX = "simhash64/norm=nfkc-casefold/seg=jieba-0.42.1"  # jieba and rjieba are pinned: their dictionary is part
 V1 = f"{_PREFIX}/feat=blend-tfidf/hash=xxh3-64+fmix64/r1"
@@ -35,6 +35,11 @@ VERSIONS: dict[str, Recipe] = {
     V2: Recipe(V2, "blend-tfidf-321", FORMATS[2], 0.896),
 }
 FINGERPRINT_VERSION = V2  # what new indexes are created with
+NAMES: dict[str, str] = {"v1": V1, "v2": V2}  # what the command line and the docs call them
+
+
+def short_name(version: str) -> str:
+    return next(name for name, full in NAMES.items() if full == version)
 
 
 def recipe_of(version: str) -> Recipe:
