@@ -9,6 +9,7 @@ from typing import IO, Any
 
 import click
 
+from simhash_server.cli.jsonl import json_object
 from simhash_server.cli.options import version_option
 
 
@@ -34,12 +35,7 @@ def _texts(path: Path | None) -> dict[str, str]:
 
 def parse_pair(line: str, texts: dict[str, str], threshold: float) -> tuple[str, str, bool]:
     """(text a, text b, duplicate) of one labelled pair; ValueError names what is wrong."""
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(record, dict):
-        raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+    record = json_object(line)
     sides = []
     for side in ("a", "b"):
         if side in record and f"{side}_id" in record:

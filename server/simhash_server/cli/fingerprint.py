@@ -12,6 +12,7 @@ from typing import IO, Any
 
 import click
 
+from simhash_server.cli.jsonl import json_object
 from simhash_server.cli.options import version_option
 
 BATCH_LINES = 512  # per batch (a worker's unit of work): bounds memory whatever the input size
@@ -19,12 +20,7 @@ BATCH_LINES = 512  # per batch (a worker's unit of work): bounds memory whatever
 
 def parse_line(line: str) -> tuple[Any, str]:
     """(id, text) of one input line; ValueError names what is wrong."""
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(record, dict):
-        raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+    record = json_object(line)
     if "id" not in record:
         raise ValueError('no "id" field')
     if "text" not in record:
