@@ -63,11 +63,17 @@ def test_decomposing_first_never_changes_the_normal_form(native) -> None:
     assert native.decompose("中文 only") is None
 
 
-def test_token_hashes_come_back_as_the_python_ones(native) -> None:
+@pytest.mark.parametrize("shape", [(256, 8), (2048, 2)])
+def test_the_sketch_from_the_fingerprint_call_is_the_python_tokens_sketch(native, shape) -> None:
+    from simhash_server.fingerprint.sketch import SketchFormat, sketch_of_hashes
+
     normalized = normalize(TEXTS["zh-seed0-article"])
-    _, _, raw = native.fingerprint(normalized, True)
-    assert np.array_equal(np.frombuffer(raw, "<u8"), token_hashes(tokenize(normalized)))
+    _, _, packed = native.fingerprint(normalized, shape)
+    expected = sketch_of_hashes(token_hashes(tokenize(normalized)), SketchFormat(0, *shape), native=False)
+    assert packed == expected[1:]
     assert native.fingerprint(normalized)[2] is None
+    with pytest.raises(ValueError, match="unsupported sketch shape: 100 bins of 2 bits"):
+        native.fingerprint(normalized, (100, 2))
 
 
 _PIECES = st.sampled_from(

@@ -246,16 +246,19 @@ impl Fingerprinter {
         py.detach(|| self.tokens(normalized).into_iter().map(str::to_owned).collect())
     }
 
-    /// (fingerprint, distinct features, token hashes or None) of a normalised text.  With `token_hashes`,
-    /// the XXH3-64 of each token comes back as little-endian uint64 bytes (the sketch is made from them).
-    #[pyo3(signature = (normalized, token_hashes = false))]
+    /// (fingerprint, distinct features, packed sketch or None) of a normalised text.  With `sketch` =
+    /// (bins, bits), the same tokens also give the sketch (`packed_sketch` of their hashes), in this one call.
+    #[pyo3(signature = (normalized, sketch = None))]
     fn fingerprint<'py>(
         &self,
         py: Python<'py>,
         normalized: &str,
-        token_hashes: bool,
+        sketch: Option<(usize, u32)>,
     ) -> PyResult<(u64, usize, Option<Bound<'py, PyBytes>>)> {
-        let (value, distinct, hashes) = py.detach(|| {
+        if let Some((bins, bits)) = sketch {
+            check_shape(bins, bits)?;
+        }
+        let (value, distinct, packed) = py.detach(|| {
             let tokens = self.tokens(normalized);
             let hashes: Vec<u64> = tokens.iter().map(|t| xxh3_64(t.as_bytes())).collect();
             let idfs: Vec<i64> = tokens
@@ -266,13 +269,10 @@ impl Fingerprinter {
                     _ => self.median_idf,
                 })
                 .collect();
-            self.blend_tfidf(&hashes, &idfs).finish().map(|(value, distinct)| (value, distinct, hashes))
+            let (value, distinct) = self.blend_tfidf(&hashes, &idfs).finish()?;
+            Ok::<_, PyErr>((value, distinct, sketch.map(|(bins, bits)| packed_sketch_of(&hashes, bins, bits))))
         })?;
-        let hashes = token_hashes.then(|| {
-            let bytes: Vec<u8> = hashes.iter().flat_map(|h| h.to_le_bytes()).collect();
-            PyBytes::new(py, &bytes)
-        });
-        Ok((value, distinct, hashes))
+        Ok((value, distinct, packed.map(|bytes| PyBytes::new(py, &bytes))))
     }
 }
 
@@ -314,6 +314,36 @@ fn probe_table(bins: usize) -> Arc<Vec<u16>> {
         .clone()
 }
 
+type InverseProbes = (Vec<u32>, Vec<u32>); // (starts, entries)
+
+/// The probe table inverted: for each target bin j, `entries[starts[j]..starts[j + 1]]` are
+/// `attempt << 16 | i` for every attempt of every bin i whose probe lands on j.
+fn inverse_probe_table(bins: usize) -> Arc<InverseProbes> {
+    static TABLES: OnceLock<Mutex<HashMap<usize, Arc<InverseProbes>>>> = OnceLock::new();
+    let mut tables = TABLES.get_or_init(Default::default).lock().expect("inverse probe tables");
+    tables
+        .entry(bins)
+        .or_insert_with(|| {
+            let table = probe_table(bins);
+            let mut starts = vec![0u32; bins + 1];
+            for &j in table.iter() {
+                starts[j as usize + 1] += 1;
+            }
+            for j in 0..bins {
+                starts[j + 1] += starts[j];
+            }
+            let mut next = starts.clone();
+            let mut entries = vec![0u32; table.len()];
+            for (k, &j) in table.iter().enumerate() {
+                let (i, attempt) = (k / PROBES as usize, k % PROBES as usize);
+                entries[next[j as usize] as usize] = (attempt as u32) << 16 | i as u32;
+                next[j as usize] += 1;
+            }
+            Arc::new((starts, entries))
+        })
+        .clone()
+}
+
 /// The densified one-permutation MinHash of token hashes (`sketch._bin_minima`): each bin keeps the smallest
 /// remaining bits of the shingle hashes whose top bits chose it; an empty bin borrows the first filled bin
 /// along its fixed probe sequence, else the next filled bin circularly.  Same numbers as the numpy path.
@@ -328,18 +358,41 @@ fn bin_minima_of(token_hashes: &[u64], bins: usize) -> Vec<u64> {
     }
     let filled: Vec<usize> = (0..bins).filter(|&i| mins[i] != u64::MAX).collect();
     let is_filled: Vec<bool> = mins.iter().map(|&m| m != u64::MAX).collect(); // compact: fewer cache misses
+    // Sources are filled bins, which never change, so the empty bins are filled in place.
+    if filled.len() * 8 < bins {
+        // Sparse: walk the probes that land on the few filled bins instead of every empty bin's sequence.
+        // An empty bin's source is the filled bin its earliest such probe hits: min of (attempt, target).
+        let (starts, entries) = &*inverse_probe_table(bins);
+        let mut first = vec![u32::MAX; bins];
+        for &j in &filled {
+            for &entry in &entries[starts[j] as usize..starts[j + 1] as usize] {
+                let i = (entry & 0xFFFF) as usize;
+                first[i] = first[i].min((entry & !0xFFFF) | j as u32);
+            }
+        }
+        for i in 0..bins {
+            if !is_filled[i] {
+                let source = if first[i] != u32::MAX {
+                    (first[i] & 0xFFFF) as usize
+                } else {
+                    filled[filled.partition_point(|&j| j < i) % filled.len()]
+                };
+                mins[i] = mins[source];
+            }
+        }
+        return mins;
+    }
     let table = probe_table(bins);
-    let mut out = mins.clone();
     for i in 0..bins {
-        if mins[i] != u64::MAX {
+        if is_filled[i] {
             continue;
         }
         let row = &table[i * PROBES as usize..(i + 1) * PROBES as usize];
         let probe = row.iter().map(|&j| j as usize).find(|&j| is_filled[j]);
         let source = probe.unwrap_or_else(|| filled[filled.partition_point(|&j| j < i) % filled.len()]);
-        out[i] = mins[source];
+        mins[i] = mins[source];
     }
-    out
+    mins
 }
 
 /// `bin_minima(token_hashes, bins)`: token hashes and the result as little-endian uint64 bytes.
@@ -362,24 +415,30 @@ fn bin_minima<'py>(py: Python<'py>, token_hashes: &[u8], bins: usize) -> PyResul
 /// in byte i * bits / 8 (`sketch.sketch_of_hashes` without its format byte).
 #[pyfunction]
 fn packed_sketch<'py>(py: Python<'py>, token_hashes: &[u8], bins: usize, bits: u32) -> PyResult<Bound<'py, PyBytes>> {
-    if ![1, 2, 4, 8].contains(&bits) || !(8..=1 << 16).contains(&bins) || !bins.is_power_of_two() {
-        return Err(PyValueError::new_err(format!("unsupported sketch shape: {bins} bins of {bits} bits")));
-    }
+    check_shape(bins, bits)?;
     if token_hashes.len() % 8 != 0 {
         return Err(PyValueError::new_err("token_hashes must be little-endian uint64 values"));
     }
     let hashes: Vec<u64> =
         token_hashes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
-    let packed = py.detach(|| {
-        let per_byte = (8 / bits) as usize;
-        let mask = (1u64 << bits) - 1;
-        let minima = bin_minima_of(&hashes, bins);
-        minima
-            .chunks_exact(per_byte)
-            .map(|group| group.iter().enumerate().fold(0u8, |byte, (k, m)| byte | (((m & mask) as u8) << (k as u32 * bits))))
-            .collect::<Vec<u8>>()
-    });
+    let packed = py.detach(|| packed_sketch_of(&hashes, bins, bits));
     Ok(PyBytes::new(py, &packed))
+}
+
+fn check_shape(bins: usize, bits: u32) -> PyResult<()> {
+    if ![1, 2, 4, 8].contains(&bits) || !(8..=1 << 16).contains(&bins) || !bins.is_power_of_two() {
+        return Err(PyValueError::new_err(format!("unsupported sketch shape: {bins} bins of {bits} bits")));
+    }
+    Ok(())
+}
+
+fn packed_sketch_of(token_hashes: &[u64], bins: usize, bits: u32) -> Vec<u8> {
+    let per_byte = (8 / bits) as usize;
+    let mask = (1u64 << bits) - 1;
+    bin_minima_of(token_hashes, bins)
+        .chunks_exact(per_byte)
+        .map(|group| group.iter().enumerate().fold(0u8, |byte, (k, m)| byte | (((m & mask) as u8) << (k as u32 * bits))))
+        .collect()
 }
 
 #[pymodule]

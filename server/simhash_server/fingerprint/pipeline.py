@@ -9,14 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from simhash_server.fingerprint.features import features
 from simhash_server.fingerprint.native import fingerprinter
 from simhash_server.fingerprint.normalize import normalize
 from simhash_server.fingerprint.simhash import simhash, to_hex
 from simhash_server.fingerprint.sketch import sketch as make_sketch
-from simhash_server.fingerprint.sketch import sketch_of_hashes
 from simhash_server.fingerprint.tokens import tokenize
 from simhash_server.fingerprint.versions import FINGERPRINT_VERSION, recipe_of
 
@@ -43,9 +40,9 @@ def fingerprint(
     normalized = normalize(text, native)
     rust = fingerprinter(recipe.features) if native else None
     if rust is not None:
-        value, distinct, hashes = rust.fingerprint(normalized, sketch)
-        made = sketch_of_hashes(np.frombuffer(hashes, "<u8"), recipe.sketch) if sketch else b""
-        return Fingerprint(value, distinct, made)
+        shape = (recipe.sketch.bins, recipe.sketch.bits) if sketch else None
+        value, distinct, packed = rust.fingerprint(normalized, shape)
+        return Fingerprint(value, distinct, bytes([recipe.sketch.code]) + packed if sketch else b"")
     tokens = tokenize(normalized)
     feats = features(tokens, recipe.features)
     made = make_sketch(tokens, recipe.sketch, native=False) if sketch else b""
