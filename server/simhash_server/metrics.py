@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 __all__ = [
     "BATCH_CALLS",
@@ -11,6 +11,7 @@ __all__ = [
     "HBASE_CALL_SECONDS",
     "QUERY_HITS",
     "RPC_CALLS",
+    "RPC_IN_FLIGHT",
     "RPC_SECONDS",
 ]
 
@@ -18,6 +19,7 @@ _LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.02, 0.05
 _COUNT_BUCKETS = (0, 1, 2, 5, 10, 20, 50, 100, 500, 1000, 10_000)
 
 RPC_CALLS = Counter("simhash_rpc_calls_total", "gRPC calls by method and status code", ["method", "code"])
+RPC_IN_FLIGHT = Gauge("simhash_rpc_in_flight", "gRPC calls being handled now, by method", ["method"])
 RPC_SECONDS = Histogram("simhash_rpc_seconds", "gRPC call latency by method", ["method"], buckets=_LATENCY_BUCKETS)
 HBASE_CALL_SECONDS = Histogram(
     "simhash_hbase_call_seconds",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -9,11 +10,14 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from prometheus_client.parser import text_string_to_metric_families
 
 from simhash_client import SimHashClient, Unavailable
 from simhash_deploy import Ports
@@ -23,15 +27,26 @@ CLI = str(Path(sys.executable).with_name("simhash-index"))
 
 @pytest.fixture
 def serve_process(index, hbase):
-    port = Ports.free().thrift
+    ports = Ports.free()
+    port, metrics_port = ports.thrift, ports.thrift2
     env = {
         **os.environ,
         "SIMHASH_HBASE_THRIFT_PORT": str(hbase.thrift_port),
         "SIMHASH_HBASE_THRIFT2_PORT": str(hbase.thrift2_port),
         "SIMHASH_TABLE_PREFIX": index.config.table_prefix,
+        "SIMHASH_HBASE_TIMEOUT_MS": "600000",  # a call waits out paused gateways rather than timing out
     }
     proc = subprocess.Popen(
-        [CLI, "serve", "--address", f"127.0.0.1:{port}", "--metrics-address", "", "--grace-seconds", "30"],
+        [
+            CLI,
+            "serve",
+            "--address",
+            f"127.0.0.1:{port}",
+            "--metrics-address",
+            f"127.0.0.1:{metrics_port}",
+            "--grace-seconds",
+            "600",
+        ],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -51,39 +66,69 @@ def serve_process(index, hbase):
         assert proc.poll() is None, proc.stdout.read()
         assert time.monotonic() < deadline, "the server never became SERVING"
         time.sleep(0.2)
-    yield proc, port
+    yield proc, port, metrics_port
     if proc.poll() is None:
         proc.kill()
         proc.wait()
 
 
-def test_sigterm_lets_in_flight_calls_finish_and_refuses_new_ones(serve_process) -> None:
-    proc, port = serve_process
-    # ~15 MB of text (under the 16 MiB message limit): fingerprinting and writing it takes a while
-    texts = [
-        {"doc_id": f"slow-{i}", "text": f"第{i}篇。" + "近似重复检测需要把文本变成指纹。" * 1200} for i in range(280)
-    ]
+@contextlib.contextmanager
+def paused_gateways(local) -> Iterator[None]:
+    """SIGSTOP the launcher's Thrift gateways: a call that reaches HBase waits until they resume."""
+    pids = [local.status()[name]["pid"] for name in ("thrift", "thrift2")]
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+
+
+def in_flight(metrics_port: int, method: str) -> float:
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=30) as answer:
+        families = text_string_to_metric_families(answer.read().decode())
+        return sum(
+            sample.value
+            for family in families
+            if family.name == "simhash_rpc_in_flight"
+            for sample in family.samples
+            if sample.labels.get("method") == method
+        )
+
+
+def test_sigterm_lets_in_flight_calls_finish_and_refuses_new_ones(serve_process, hbase) -> None:
+    if hbase.local is None:
+        pytest.skip("pauses the local launcher's Thrift gateways")
+    proc, port, metrics_port = serve_process
+    texts = [{"doc_id": f"slow-{i}", "text": f"第{i}篇。近似重复检测需要把文本变成指纹。"} for i in range(3)]
     outcome: dict[str, object] = {}
 
     def slow_call() -> None:
-        with SimHashClient(f"127.0.0.1:{port}", timeout=60, retries=0) as client:
+        with SimHashClient(f"127.0.0.1:{port}", timeout=600, retries=0) as client:
             outcome["result"] = client.index_batch(texts)
-            outcome["finished"] = time.monotonic()
 
     worker = threading.Thread(target=slow_call)
-    worker.start()
-    time.sleep(0.2)  # the batch is being fingerprinted now
-    proc.send_signal(signal.SIGTERM)
-    signalled = time.monotonic()
-    time.sleep(0.1)
-    with SimHashClient(f"127.0.0.1:{port}", timeout=5, retries=0) as late, pytest.raises(Unavailable):
-        late.get("slow-0")
-    worker.join(60)
+    with paused_gateways(hbase.local):  # the batch cannot finish until they resume: it is in flight for sure
+        worker.start()
+        deadline = time.monotonic() + 120
+        while in_flight(metrics_port, "IndexBatch") < 1:
+            assert time.monotonic() < deadline, "the IndexBatch never reached its handler"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        for line in proc.stdout:  # the server closes its doors before it logs this line
+            if "signal 15: stopping gracefully" in line:
+                break
+        else:
+            pytest.fail("the server ended without logging the signal")
+        with SimHashClient(f"127.0.0.1:{port}", timeout=600, retries=0) as late, pytest.raises(Unavailable):
+            late.get("slow-0")
+        assert worker.is_alive()  # still waiting on HBase, and the server has not cancelled it
+    worker.join(600)
     assert [o.ok for o in outcome["result"]] == [True] * len(texts), outcome
-    assert outcome["finished"] > signalled  # it really was in flight when SIGTERM came, and finished
-    assert proc.wait(30) == 0
+    assert proc.wait(600) == 0
     log = proc.stdout.read()
-    assert "signal 15: stopping gracefully" in log and "stopped" in log
+    assert "waiting for 1 call(s) in flight" in log and "stopped" in log, log
 
 
 def test_a_taken_address_is_a_clear_error_without_a_traceback(index, hbase) -> None:

@@ -1,10 +1,12 @@
 """The server's edge: every unary call counted by method and status code, and timed; a request that is not a
 protobuf message of its method's type refused as INVALID_ARGUMENT (gRPC's own answer would be UNKNOWN, with
-an error logged per call)."""
+an error logged per call); and the calls in flight tracked (Drain), so that a stopping server refuses new
+calls as UNAVAILABLE, which clients retry elsewhere, while those it has begun finish."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -12,9 +14,41 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError
 
-from simhash_server.metrics import RPC_CALLS, RPC_SECONDS
+from simhash_server.metrics import RPC_CALLS, RPC_IN_FLIGHT, RPC_SECONDS
 
-__all__ = ["MetricsInterceptor"]
+__all__ = ["Drain", "MetricsInterceptor"]
+
+_ALWAYS_ADMITTED = "/grpc.health.v1.Health/"  # a stopping server still answers NOT_SERVING to its balancer
+
+
+class Drain:
+    """The unary calls in flight, and whether new ones are admitted: what a graceful stop waits on.
+
+    Used from the event loop only.  Closing is for good: a server stops once."""
+
+    def __init__(self) -> None:
+        self.admitting = True
+        self.in_flight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def close(self) -> None:
+        self.admitting = False
+
+    def enter(self) -> None:
+        self.in_flight += 1
+        self._idle.clear()
+
+    def leave(self) -> None:
+        self.in_flight -= 1
+        if self.in_flight == 0:
+            self._idle.set()
+
+    async def wait(self, timeout: float) -> int:
+        """Wait until no call is in flight, or ``timeout`` seconds; the calls still in flight."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), timeout)
+        return self.in_flight
 
 
 class _Undecodable:
@@ -40,7 +74,8 @@ def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], 
 
 
 class MetricsInterceptor(grpc.aio.ServerInterceptor):
-    def __init__(self) -> None:
+    def __init__(self, drain: Drain | None = None) -> None:
+        self._drain = drain if drain is not None else Drain()
         # method -> (the handler it wrapped, the wrapper): a call reuses its method's wrapper
         self._wrapped: dict[str, tuple[Any, grpc.RpcMethodHandler]] = {}
 
@@ -55,20 +90,27 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
         cached = self._wrapped.get(details.method)
         if cached is not None and cached[0] is handler:
             return cached[1]
-        wrapped = self._wrap(details.method.rsplit("/", 1)[-1], handler)
+        drained = not details.method.startswith(_ALWAYS_ADMITTED)
+        wrapped = self._wrap(details.method.rsplit("/", 1)[-1], handler, self._drain if drained else None)
         if len(self._wrapped) < 256:  # fixed handlers repeat; an auth refusal is new each call
             self._wrapped[details.method] = (handler, wrapped)
         return wrapped
 
     @staticmethod
-    def _wrap(method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    def _wrap(method: str, handler: grpc.RpcMethodHandler, drain: Drain | None) -> grpc.RpcMethodHandler:
         behaviour = handler.unary_unary
-        calls, seconds = RPC_CALLS, RPC_SECONDS.labels(method)
+        calls, seconds, in_flight = RPC_CALLS, RPC_SECONDS.labels(method), RPC_IN_FLIGHT.labels(method)
 
         async def measured(request: Any, context: grpc.aio.ServicerContext) -> Any:
             began = time.perf_counter()
             code = grpc.StatusCode.OK
+            admitted = drain is None or drain.admitting
+            if admitted and drain is not None:
+                drain.enter()
+            in_flight.inc()
             try:
+                if not admitted:
+                    await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is stopping; retry the call")
                 if isinstance(request, _Undecodable):
                     await context.abort(
                         grpc.StatusCode.INVALID_ARGUMENT, f"the request is not a valid message: {request.error}"
@@ -81,6 +123,9 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
                 code = context.code() or grpc.StatusCode.UNKNOWN
                 raise
             finally:
+                in_flight.dec()
+                if admitted and drain is not None:
+                    drain.leave()
                 seconds.observe(time.perf_counter() - began)
                 calls.labels(method, code.name).inc()
 

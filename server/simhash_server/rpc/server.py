@@ -26,7 +26,7 @@ from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
 from simhash_server.fingerprint import fingerprint
 from simhash_server.index.async_store import AsyncIndexStore
 from simhash_server.index.store import IndexStore, StoreConfig
-from simhash_server.rpc.interceptors import MetricsInterceptor
+from simhash_server.rpc.interceptors import Drain, MetricsInterceptor
 from simhash_server.rpc.limits import Limits
 from simhash_server.rpc.security import AuthInterceptor, TLSConfig, Tokens, check_exposure
 from simhash_server.rpc.service import SimHashIndexService
@@ -63,6 +63,7 @@ class SimHashServer:
         self._server: grpc.aio.Server | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._stopping = False
+        self._drain = Drain()
         self._loop: asyncio.AbstractEventLoop | None = None  # set by start(): the loop's own thread
         self._thread: threading.Thread | None = None
 
@@ -74,7 +75,8 @@ class SimHashServer:
             ("grpc.max_send_message_length", limits.max_message_bytes),
             ("grpc.so_reuseport", 0),
         ]
-        interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor()]  # outermost: counts refusals too
+        # outermost: counts refusals too, and sees every call a graceful stop waits for
+        interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor(self._drain)]
         if self.config.tokens is not None:
             interceptors.append(AuthInterceptor(self.config.tokens))
         return grpc.aio.server(
@@ -165,15 +167,27 @@ class SimHashServer:
         log.info("serving %s on %s:%d (metrics: %s)", SERVICE_NAME, host, self.port, metrics)
 
     async def _stop(self, grace: float | None) -> None:
-        """Refuse new calls, let in-flight ones finish (up to the grace period), then close the store."""
+        """Refuse new calls (UNAVAILABLE, which clients retry), let in-flight ones finish (up to the grace
+        period), then stop gRPC and close the store.
+
+        gRPC's own stop would also cancel calls it has received but not yet handed to a handler (CANCELLED,
+        which clients do not retry), so the server refuses calls itself first and stops gRPC once idle."""
         if self._stopping:
             return
         self._stopping = True
+        self._drain.close()
         if self._watcher is not None:
             self._watcher.cancel()
         await self.health.enter_graceful_shutdown()
+        grace = self.config.grace_seconds if grace is None else grace
+        began = time.monotonic()
+        if self._drain.in_flight:
+            log.info("waiting for %d call(s) in flight (up to %.0f s)", self._drain.in_flight, grace)
+        left = await self._drain.wait(grace)
+        if left:
+            log.warning("%d call(s) still in flight after %.0f s: cancelled", left, grace)
         if self._server is not None:
-            await self._server.stop(self.config.grace_seconds if grace is None else grace)
+            await self._server.stop(max(0.0, grace - (time.monotonic() - began)))
         self.index.close()
         self._executor.shutdown(wait=False, cancel_futures=True)
         log.info("stopped")
@@ -183,6 +197,7 @@ class SimHashServer:
         loop = asyncio.get_running_loop()
 
         def on_signal(signum: int) -> None:
+            self._drain.close()  # at once: calls that arrive before _stop runs are refused too
             log.info("signal %d: stopping gracefully", signum)
             done.set()
 
