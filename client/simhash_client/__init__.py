@@ -1,5 +1,6 @@
 """Python client for the simhash-index gRPC service (installs without jieba, happybase or numpy)."""
 
+from simhash_client.async_client import AsyncSimHashClient
 from simhash_client.client import SimHashClient
 from simhash_client.errors import (
     DataLoss,
@@ -18,6 +19,7 @@ from simhash_client.errors import (
 from simhash_client.types import DedupResult, FingerprintResult, Hit, IndexOutcome, Stats, parse_simhash, to_hex
 
 __all__ = [
+    "AsyncSimHashClient",
     "DataLoss",
     "DeadlineExceeded",
     "DedupResult",

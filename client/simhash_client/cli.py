@@ -221,4 +221,23 @@ def stats(target: str, timeout: float) -> None:
         _emit(asdict(client.stats()))
 
 
-COMMANDS = {"query": query, "index": index, "dedup": dedup, "get": get, "delete": delete, "stats": stats}
+@click.command()
+@client_options
+def health(target: str, timeout: float) -> None:
+    """Exit 0 if the server says SERVING (gRPC health checking), 1 if not: for container health checks."""
+    with _client(target, timeout) as client:
+        serving = client.health()
+    _emit({"serving": serving})
+    if not serving:
+        raise SystemExit(1)
+
+
+COMMANDS = {
+    "query": query,
+    "index": index,
+    "dedup": dedup,
+    "get": get,
+    "delete": delete,
+    "stats": stats,
+    "health": health,
+}

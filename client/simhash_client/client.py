@@ -1,26 +1,25 @@
-"""SimHashClient: the Python face of the SimHashIndex gRPC API."""
+"""SimHashClient: the Python face of the SimHashIndex gRPC API, blocking (AsyncSimHashClient: asyncio)."""
 
 from __future__ import annotations
 
-import random
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 import grpc
+from grpc_health.v1 import health_pb2
 
+from simhash_client import calls
+from simhash_client.channel import ChannelSettings, Connection
 from simhash_client.errors import SimHashError, from_rpc_error
-from simhash_client.types import DedupResult, FingerprintResult, Hit, IndexOutcome, Stats, parse_simhash
-from simhash_index.v1 import simhash_index_pb2 as pb
-from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
+from simhash_client.types import DedupResult, FingerprintResult, Hit, IndexOutcome, Stats
 
 __all__ = ["SimHashClient"]
 
 T = TypeVar("T")
-_RETRYABLE = {grpc.StatusCode.UNAVAILABLE}
 
 
-class SimHashClient:
+class SimHashClient(Connection):
     """A connection to a simhash-index server.
 
     >>> with SimHashClient("127.0.0.1:50051") as client:
@@ -35,44 +34,11 @@ class SimHashClient:
     a plaintext channel, which gRPC never gives call credentials, as the same ``authorization`` header).
     """
 
-    def __init__(
-        self,
-        target: str,
-        *,
-        timeout: float = 10.0,
-        retries: int = 3,
-        credentials: grpc.ChannelCredentials | None = None,
-        options: Sequence[tuple[str, Any]] = (),
-        tls: bool = False,
-        root_certificates: bytes | None = None,
-        client_certificate: bytes | None = None,
-        client_key: bytes | None = None,
-        token: str | None = None,
-    ) -> None:
-        if timeout <= 0:
-            raise ValueError(f"timeout must be positive, got {timeout}")
-        if retries < 0:
-            raise ValueError(f"retries must be >= 0, got {retries}")
-        if (client_certificate is None) != (client_key is None):
-            raise ValueError("client_certificate and client_key go together")
-        self.target, self.timeout, self.retries = target, timeout, retries
-        self._metadata: tuple[tuple[str, str], ...] = ()
-        if credentials is None and (tls or root_certificates or client_certificate):
-            credentials = grpc.ssl_channel_credentials(root_certificates, client_key, client_certificate)
-        if token is not None:
-            if not token or any(c.isspace() for c in token):
-                raise ValueError("token must be non-empty, without whitespace")
-            if credentials is not None:
-                credentials = grpc.composite_channel_credentials(credentials, grpc.access_token_call_credentials(token))
-            else:
-                self._metadata = (("authorization", f"Bearer {token}"),)
-        opts = [("grpc.max_receive_message_length", 64 * 1024 * 1024), *options]
-        self._channel = (
-            grpc.secure_channel(target, credentials, opts)
-            if credentials is not None
-            else grpc.insecure_channel(target, opts)
-        )
-        self._stub = pb_grpc.SimHashIndexStub(self._channel)
+    @staticmethod
+    def _open(settings: ChannelSettings) -> grpc.Channel:
+        if settings.credentials is not None:
+            return grpc.secure_channel(settings.target, settings.credentials, settings.options)
+        return grpc.insecure_channel(settings.target, settings.options)
 
     def close(self) -> None:
         self._channel.close()
@@ -84,58 +50,33 @@ class SimHashClient:
         self.close()
 
     # -- plumbing ----------------------------------------------------------------------------------------
-    def _call(self, method: Callable[..., T], request: Any, timeout: float | None) -> T:
+    def _run(self, call: calls.Call[T], timeout: float | None) -> T:
+        method = getattr(self._stub, call.method)
         deadline = time.monotonic() + (timeout or self.timeout)
         for attempt in range(self.retries + 1):
             try:
-                return method(request, timeout=max(deadline - time.monotonic(), 0.001), metadata=self._metadata)
+                remaining = max(deadline - time.monotonic(), 0.001)
+                return call.answer(method(call.request, timeout=remaining, metadata=self.settings.metadata))
             except grpc.RpcError as exc:
                 error = from_rpc_error(exc)
-                backoff = min(0.1 * 2**attempt, 2.0) * random.uniform(0.5, 1.0)
-                if error.code not in _RETRYABLE or attempt == self.retries or time.monotonic() + backoff >= deadline:
+                pause = calls.backoff(attempt)
+                if not calls.retryable(error.code) or attempt == self.retries or time.monotonic() + pause >= deadline:
                     raise error from None
-                time.sleep(backoff)
+                time.sleep(pause)
         raise SimHashError("unreachable")  # pragma: no cover
 
-    @staticmethod
-    def _content(request: Any, text: str | None, simhash: int | str | None, version: str | None) -> None:
-        if text is not None and simhash is not None:
-            raise ValueError("give either text= or simhash=, not both")
-        if text is None and simhash is None:
-            raise ValueError("text= or simhash= is required")
-        if text is not None:
-            request.text = text
-        else:
-            request.simhash = parse_simhash(simhash)  # type: ignore[arg-type]
-            if version:
-                request.fingerprint_version = version
-
-    @staticmethod
-    def _search_options(request: Any, max_distance: int | None, min_similarity: float | None) -> None:
-        """The optional fields Query and Deduplicate share; unset stays unset (the server's defaults)."""
-        if max_distance is not None:
-            request.max_distance = max_distance
-        if min_similarity is not None:
-            request.min_similarity = min_similarity
-
-    @staticmethod
-    def _hits(hits: Iterable[pb.Hit]) -> list[Hit]:
-        verified = {pb.VERIFICATION_VERIFIED: True, pb.VERIFICATION_UNVERIFIED: False}
-        return [
-            Hit(
-                h.doc_id,
-                h.simhash,
-                h.distance,
-                h.similarity if h.HasField("similarity") else None,
-                verified.get(h.verification),
-            )
-            for h in hits
-        ]
-
     # -- the API -------------------------------------------------------------------------------------------
+    def health(self, *, timeout: float | None = None) -> bool:
+        """Whether the server says SERVING (gRPC health checking): it is up and reaches its index."""
+        request = health_pb2.HealthCheckRequest()
+        try:
+            answer = self._health.Check(request, timeout=timeout or self.timeout, metadata=self.settings.metadata)
+        except grpc.RpcError as exc:
+            raise from_rpc_error(exc) from None
+        return answer.status == health_pb2.HealthCheckResponse.SERVING
+
     def fingerprint(self, text: str, *, timeout: float | None = None) -> FingerprintResult:
-        r = self._call(self._stub.Fingerprint, pb.FingerprintRequest(text=text), timeout)
-        return FingerprintResult(r.simhash, r.features, r.fingerprint_version)
+        return self._run(calls.fingerprint(text), timeout)
 
     def index(
         self,
@@ -147,20 +88,11 @@ class SimHashClient:
         timeout: float | None = None,
     ) -> int:
         """Upsert one document; returns its fingerprint."""
-        request = pb.IndexRequest(doc_id=doc_id)
-        self._content(request, text, simhash, fingerprint_version)
-        return self._call(self._stub.Index, request, timeout).simhash
+        return self._run(calls.index(doc_id, text, simhash, fingerprint_version), timeout)
 
     def index_batch(self, documents: Iterable[dict[str, Any]], *, timeout: float | None = None) -> list[IndexOutcome]:
         """Upsert many: each item a dict with doc_id and text or simhash.  Outcomes in input order."""
-        request = pb.IndexBatchRequest()
-        for doc in documents:
-            item = request.documents.add(doc_id=doc["doc_id"])
-            self._content(item, doc.get("text"), doc.get("simhash"), doc.get("fingerprint_version"))
-        r = self._call(self._stub.IndexBatch, request, timeout)
-        return [
-            IndexOutcome(o.doc_id, o.code == 0, o.simhash if o.code == 0 else None, o.error or None) for o in r.outcomes
-        ]
+        return self._run(calls.index_batch(documents), timeout)
 
     def query(
         self,
@@ -177,10 +109,7 @@ class SimHashClient:
 
         With ``min_similarity`` (text only) each candidate is checked against its stored sketch and kept if
         its estimated Jaccard similarity reaches the floor (max_distance then 0..8, default 8)."""
-        request = pb.QueryRequest(limit=limit)
-        self._content(request, text, simhash, fingerprint_version)
-        self._search_options(request, max_distance, min_similarity)
-        return self._hits(self._call(self._stub.Query, request, timeout).hits)
+        return self._run(calls.query(text, simhash, max_distance, limit, fingerprint_version, min_similarity), timeout)
 
     def deduplicate(
         self,
@@ -196,20 +125,16 @@ class SimHashClient:
     ) -> DedupResult:
         """Index the document unless a near-duplicate is stored; says which happened.  ``min_similarity`` as
         in ``query``; a candidate that cannot be verified still counts as a near-duplicate."""
-        request = pb.DeduplicateRequest(doc_id=doc_id, limit=limit)
-        self._content(request, text, simhash, fingerprint_version)
-        self._search_options(request, max_distance, min_similarity)
-        r = self._call(self._stub.Deduplicate, request, timeout)
-        return DedupResult(r.stored, tuple(self._hits(r.hits)), r.simhash, r.below_similarity)
+        call = calls.deduplicate(doc_id, text, simhash, max_distance, limit, fingerprint_version, min_similarity)
+        return self._run(call, timeout)
 
     def get(self, doc_id: str, *, timeout: float | None = None) -> int:
         """The stored fingerprint of doc_id; raises NotFound if there is none."""
-        return self._call(self._stub.Get, pb.GetRequest(doc_id=doc_id), timeout).simhash
+        return self._run(calls.get(doc_id), timeout)
 
     def delete(self, doc_ids: Iterable[str], *, timeout: float | None = None) -> int:
         """Remove documents; returns how many existed."""
-        return self._call(self._stub.Delete, pb.DeleteRequest(doc_ids=list(doc_ids)), timeout).deleted
+        return self._run(calls.delete(doc_ids), timeout)
 
     def stats(self, *, timeout: float | None = None) -> Stats:
-        r = self._call(self._stub.Stats, pb.StatsRequest(), timeout)
-        return Stats(r.documents, r.fingerprint_version, r.layout, tuple(r.tables), r.max_distance)
+        return self._run(calls.stats(), timeout)

@@ -101,10 +101,57 @@ def server(make_index):
     srv.stop(grace=1)
 
 
-@pytest.fixture
-def client(server):
-    """The Python client, connected to the module's server."""
+class OnLoop:
+    """AsyncSimHashClient behind blocking calls: each coroutine runs to its end on a loop of its own thread,
+    so one test case drives both clients (results and raised errors come through unchanged)."""
+
+    def __init__(self, target: str, **options: object) -> None:
+        import asyncio
+        import threading
+
+        from simhash_client import AsyncSimHashClient
+
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="async-client", daemon=True)
+        self._thread.start()
+
+        async def make() -> AsyncSimHashClient:  # a grpc.aio channel belongs to the loop it is made in
+            return AsyncSimHashClient(target, **options)
+
+        self.client = self._wait(make())
+
+    def _wait(self, coroutine):
+        import asyncio
+
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    def __getattr__(self, name: str):
+        import inspect
+
+        found = getattr(self.client, name)
+        if not inspect.iscoroutinefunction(found):
+            return found
+        return lambda *args, **kwargs: self._wait(found(*args, **kwargs))
+
+    def close(self) -> None:
+        self._wait(self.client.close())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+
+@pytest.fixture(params=["blocking", "asyncio"])
+def client(server, request):
+    """The Python client, connected to the module's server: SimHashClient, then AsyncSimHashClient."""
     from simhash_client import SimHashClient
 
-    with SimHashClient(f"127.0.0.1:{server.port}", timeout=20, retries=2) as c:
-        yield c
+    target = f"127.0.0.1:{server.port}"
+    if request.param == "blocking":
+        with SimHashClient(target, timeout=20, retries=2) as c:
+            yield c
+    else:
+        c = OnLoop(target, timeout=20, retries=2)
+        try:
+            yield c
+        finally:
+            c.close()

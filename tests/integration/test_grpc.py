@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import grpc
 import pytest
@@ -92,7 +96,7 @@ def test_index_batch_reports_each_item(client, ids) -> None:
 
 
 def test_deduplicate_stores_only_what_is_new_and_is_safe_to_retry(client, ids) -> None:
-    text = article("dedup")
+    text = article("dedup" + ids)  # its own text each run: both clients run this against one index
     first = client.deduplicate(ids + "orig", text=text)
     assert first.stored and first.hits == ()
     again = client.deduplicate(ids + "orig", text=text)  # a retry of the same call
@@ -207,23 +211,25 @@ def test_health_reflection_and_metrics(server, client) -> None:
     names = {s.name for s in answer.list_services_response.service}
     assert {"simhash_index.v1.SimHashIndex", "grpc.health.v1.Health"} <= names
     client.query(simhash=5)
+    with pytest.raises(InvalidArgument):
+        client.query(simhash=5, max_distance=9)  # counted by its status code too
     text = urllib.request.urlopen(f"http://{server.config.metrics_address}/metrics", timeout=5).read().decode()
     assert 'simhash_rpc_calls_total{code="OK",method="Query"}' in text
     assert 'simhash_rpc_calls_total{code="INVALID_ARGUMENT",method="Query"}' in text
     assert "simhash_hbase_call_seconds_bucket" in text and "simhash_query_candidates_count" in text
 
 
-def test_a_gateway_outage_is_unavailable_then_recovers_without_a_restart(server, client, hbase, ids) -> None:
+def test_a_gateway_outage_is_unavailable_then_recovers_without_a_restart(server, client, hbase, ids, base) -> None:
     local = hbase.local
     if local is None:
         pytest.skip("needs the project's launcher to stop and start the gateways")
-    client.index(ids + "before", simhash=12345)
+    client.index(ids + "before", simhash=base)
     health = health_pb2_grpc.HealthStub(grpc.insecure_channel(f"127.0.0.1:{server.port}"))
     try:
         assert local.stop_process("thrift2") and local.stop_process("thrift")
         with SimHashClient(f"127.0.0.1:{server.port}", timeout=15, retries=0) as impatient:
             with pytest.raises(Unavailable):
-                impatient.query(simhash=12345)  # an error, never an empty hit list
+                impatient.query(simhash=base)  # an error, never an empty hit list
             with pytest.raises(Unavailable):
                 impatient.index(ids + "during", simhash=1)
         deadline = time.monotonic() + 10
@@ -236,12 +242,27 @@ def test_a_gateway_outage_is_unavailable_then_recovers_without_a_restart(server,
     while health.Check(health_pb2.HealthCheckRequest()).status != health_pb2.HealthCheckResponse.SERVING:
         assert time.monotonic() < deadline, "health never came back to SERVING"
         time.sleep(0.2)
-    assert client.query(simhash=12345, max_distance=0) == [Hit(ids + "before", 12345, 0)]
+    assert client.query(simhash=base, max_distance=0) == [Hit(ids + "before", base, 0)]
 
 
-def test_a_call_after_the_pool_sat_idle_past_the_gateway_timeout_succeeds(server, client, hbase, ids) -> None:
+def test_a_call_after_the_pool_sat_idle_past_the_gateway_timeout_succeeds(server, client, hbase, ids, base) -> None:
     if hbase.idle_timeout_ms is None:
         pytest.skip("the external HBase's Thrift idle timeout is unknown")
-    client.index(ids + "idle", simhash=777)
+    client.index(ids + "idle", simhash=base)
     time.sleep(hbase.idle_timeout_ms / 1000 + 3)
-    assert client.query(simhash=777, max_distance=0) == [Hit(ids + "idle", 777, 0)]
+    assert client.query(simhash=base, max_distance=0) == [Hit(ids + "idle", base, 0)]
+
+
+def test_health_is_serving_while_the_index_answers(client) -> None:
+    assert client.health() is True
+
+
+def test_the_health_command_exits_0_when_serving_and_1_when_nothing_answers(server) -> None:
+    from simhash_deploy import Ports
+
+    cli = str(Path(sys.executable).with_name("simhash-index"))
+    up = subprocess.run([cli, "health", "--target", f"127.0.0.1:{server.port}"], capture_output=True, text=True)
+    assert up.returncode == 0 and json.loads(up.stdout) == {"serving": True}, up.stderr
+    nobody = f"127.0.0.1:{Ports.free().thrift}"
+    down = subprocess.run([cli, "health", "--target", nobody, "--timeout", "5"], capture_output=True, text=True)
+    assert down.returncode == 1 and "UNAVAILABLE" in down.stderr and "Traceback" not in down.stderr

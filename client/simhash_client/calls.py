@@ -1,0 +1,160 @@
+"""What both clients send and what they make of the answers: each API call as a request message and a
+function from the response to the client's types.  SimHashClient and AsyncSimHashClient only carry these
+over their channels (one blocking, one asyncio), so the two cannot drift apart."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import grpc
+
+from simhash_client.types import DedupResult, FingerprintResult, Hit, IndexOutcome, Stats, parse_simhash
+from simhash_index.v1 import simhash_index_pb2 as pb
+
+__all__ = [
+    "Call",
+    "backoff",
+    "deduplicate",
+    "delete",
+    "fingerprint",
+    "get",
+    "index",
+    "index_batch",
+    "query",
+    "retryable",
+    "stats",
+]
+
+T = TypeVar("T")
+_RETRYABLE = {grpc.StatusCode.UNAVAILABLE}
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    method: str  # the SimHashIndex method, as the stub names it
+    request: Any
+    answer: Callable[[Any], T]  # response message -> what the client returns
+
+
+def retryable(code: grpc.StatusCode) -> bool:
+    """Every call is idempotent (``index`` is an upsert; ``deduplicate`` never reports a document as its own
+    duplicate), so whatever a server refused as UNAVAILABLE is safe to send again."""
+    return code in _RETRYABLE
+
+
+def backoff(attempt: int) -> float:
+    """Seconds before retry number ``attempt`` + 1: exponential from 0.1 s, capped at 2 s, jittered."""
+    return min(0.1 * 2**attempt, 2.0) * random.uniform(0.5, 1.0)
+
+
+def _content(request: Any, text: str | None, simhash: int | str | None, version: str | None) -> None:
+    if text is not None and simhash is not None:
+        raise ValueError("give either text= or simhash=, not both")
+    if text is None and simhash is None:
+        raise ValueError("text= or simhash= is required")
+    if text is not None:
+        request.text = text
+    else:
+        request.simhash = parse_simhash(simhash)  # type: ignore[arg-type]
+        if version:
+            request.fingerprint_version = version
+
+
+def _search_options(request: Any, max_distance: int | None, min_similarity: float | None) -> None:
+    """The optional fields Query and Deduplicate share; unset stays unset (the server's defaults)."""
+    if max_distance is not None:
+        request.max_distance = max_distance
+    if min_similarity is not None:
+        request.min_similarity = min_similarity
+
+
+def _hits(hits: Iterable[pb.Hit]) -> list[Hit]:
+    verified = {pb.VERIFICATION_VERIFIED: True, pb.VERIFICATION_UNVERIFIED: False}
+    return [
+        Hit(
+            h.doc_id,
+            h.simhash,
+            h.distance,
+            h.similarity if h.HasField("similarity") else None,
+            verified.get(h.verification),
+        )
+        for h in hits
+    ]
+
+
+def fingerprint(text: str) -> Call[FingerprintResult]:
+    return Call(
+        "Fingerprint",
+        pb.FingerprintRequest(text=text),
+        lambda r: FingerprintResult(r.simhash, r.features, r.fingerprint_version),
+    )
+
+
+def index(doc_id: str, text: str | None, simhash: int | str | None, version: str | None) -> Call[int]:
+    request = pb.IndexRequest(doc_id=doc_id)
+    _content(request, text, simhash, version)
+    return Call("Index", request, lambda r: r.simhash)
+
+
+def index_batch(documents: Iterable[dict[str, Any]]) -> Call[list[IndexOutcome]]:
+    request = pb.IndexBatchRequest()
+    for doc in documents:
+        item = request.documents.add(doc_id=doc["doc_id"])
+        _content(item, doc.get("text"), doc.get("simhash"), doc.get("fingerprint_version"))
+    return Call(
+        "IndexBatch",
+        request,
+        lambda r: [
+            IndexOutcome(o.doc_id, o.code == 0, o.simhash if o.code == 0 else None, o.error or None) for o in r.outcomes
+        ],
+    )
+
+
+def query(
+    text: str | None,
+    simhash: int | str | None,
+    max_distance: int | None,
+    limit: int,
+    version: str | None,
+    min_similarity: float | None,
+) -> Call[list[Hit]]:
+    request = pb.QueryRequest(limit=limit)
+    _content(request, text, simhash, version)
+    _search_options(request, max_distance, min_similarity)
+    return Call("Query", request, lambda r: _hits(r.hits))
+
+
+def deduplicate(
+    doc_id: str,
+    text: str | None,
+    simhash: int | str | None,
+    max_distance: int | None,
+    limit: int,
+    version: str | None,
+    min_similarity: float | None,
+) -> Call[DedupResult]:
+    request = pb.DeduplicateRequest(doc_id=doc_id, limit=limit)
+    _content(request, text, simhash, version)
+    _search_options(request, max_distance, min_similarity)
+    return Call(
+        "Deduplicate", request, lambda r: DedupResult(r.stored, tuple(_hits(r.hits)), r.simhash, r.below_similarity)
+    )
+
+
+def get(doc_id: str) -> Call[int]:
+    return Call("Get", pb.GetRequest(doc_id=doc_id), lambda r: r.simhash)
+
+
+def delete(doc_ids: Iterable[str]) -> Call[int]:
+    return Call("Delete", pb.DeleteRequest(doc_ids=list(doc_ids)), lambda r: r.deleted)
+
+
+def stats() -> Call[Stats]:
+    return Call(
+        "Stats",
+        pb.StatsRequest(),
+        lambda r: Stats(r.documents, r.fingerprint_version, r.layout, tuple(r.tables), r.max_distance),
+    )
