@@ -8,7 +8,7 @@ NATIVE := $(VENV)/.native
 JARS := deploy/hbase-local/target/lib/.complete
 PYTEST_ARGS ?=
 
-.PHONY: run stop test unit lint deps jars install hbase-start hbase-stop hbase-status clean \
+.PHONY: run stop test test-containers images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
 	eval bench-fingerprint bench-query bench-compression bench-grpc bench-bulkload bench-verify golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
@@ -25,6 +25,22 @@ stop:
 test: install jars proto-check tools
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# The container path (needs Docker; `make deps` as root provides it): the images, the compose stack, the
+# testcontainers fixture users get (simhash_client.testing), then the integration suite again, this time on
+# the HBase image through testcontainers.  No registry here: Ryuk, testcontainers' reaper, cannot be pulled
+# (the fixtures remove their containers themselves), and /.dockerenv misleads its guess of the host.
+CONTAINER_ENV := TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_CONNECTION_MODE=docker_host
+test-containers: install images
+	$(CONTAINER_ENV) $(BIN)/python -m pytest tests/containers $(PYTEST_ARGS)
+	$(CONTAINER_ENV) SIMHASH_TEST_HBASE=container $(BIN)/python -m pytest tests/integration $(PYTEST_ARGS)
+
+# simhash-index/base (debootstrap), simhash-index/hbase, simhash-index/server, simhash-index/prometheus
+images: jars engine
+	deploy/docker/images.sh
+
+engine:
+	deploy/docker/engine.sh
+
 unit: install
 	$(BIN)/python -m pytest -m unit $(PYTEST_ARGS)
 
@@ -32,7 +48,8 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# System packages the project needs: a JDK 17 for HBase, Maven to fetch its jars, venv for Python.
+# System packages the project needs: a JDK 17 for HBase, Maven to fetch its jars, venv for Python; as root,
+# also a Docker engine for the container path (deploy/docker/engine.sh; skipped, with a note, otherwise).
 deps:
 	@missing=""; \
 	command -v java >/dev/null || missing="$$missing openjdk-17-jdk-headless"; \
@@ -45,7 +62,9 @@ deps:
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" != 0 ]; then echo "need root (or install by hand):$$missing" >&2; exit 1; fi; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	fi
+	fi; \
+	if [ "$$(id -u)" = 0 ]; then deploy/docker/engine.sh; \
+	else echo "note: not root, so no Docker engine set up; the container path (make images) needs one"; fi
 
 install: $(INSTALLED) $(NATIVE)
 $(INSTALLED): pyproject.toml | deps

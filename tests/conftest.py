@@ -61,6 +61,10 @@ def hbase() -> Iterator[HBaseEndpoint]:
         yield endpoint
         return
 
+    if os.environ.get("SIMHASH_TEST_HBASE") == "container":  # `make test-containers`: the HBase image
+        yield from _hbase_container()
+        return
+
     from simhash_deploy import LocalHBase, Ports
 
     var_dir = ROOT / "var" / f"test-hbase-{os.getpid()}"
@@ -88,3 +92,20 @@ def hbase() -> Iterator[HBaseEndpoint]:
     finally:
         local.stop()
         shutil.rmtree(var_dir, ignore_errors=True)
+
+
+def _hbase_container() -> Iterator[HBaseEndpoint]:
+    """The simhash-index/hbase image through testcontainers: the fixture users get (simhash_client.testing)."""
+    from simhash_client.testing import HBaseContainer
+
+    container = HBaseContainer(idle_timeout_ms=THRIFT_IDLE_TIMEOUT_MS)
+    began = time.monotonic()
+    container.start()
+    try:
+        _USED.append(
+            f"the {container.container.image} container, started in {time.monotonic() - began:.1f} s, "
+            f"Thrift1 {container.host}:{container.thrift_port}, Thrift2 {container.host}:{container.thrift2_port}"
+        )
+        yield HBaseEndpoint(container.host, container.thrift_port, container.thrift2_port, None, THRIFT_IDLE_TIMEOUT_MS)
+    finally:
+        container.stop()

@@ -151,6 +151,7 @@ class LocalHBase:
         master_heap_mb: int = 2048,
         thrift_heap_mb: int = 512,
         thrift_idle_timeout_ms: int = 60_000,
+        thrift_bind: str = "127.0.0.1",
     ) -> None:
         self.home = (home or project_root()).resolve()
         self.var_dir = (var_dir or self.home / "var" / "hbase").resolve()
@@ -158,6 +159,7 @@ class LocalHBase:
         self.master_heap_mb = master_heap_mb
         self.thrift_heap_mb = thrift_heap_mb
         self.thrift_idle_timeout_ms = thrift_idle_timeout_ms
+        self.thrift_bind = thrift_bind  # 0.0.0.0 in a container (container.py); loopback everywhere else
         self._children: dict[str, subprocess.Popen[bytes]] = {}
 
     # -- layout ---------------------------------------------------------------
@@ -187,7 +189,7 @@ class LocalHBase:
 
     def processes(self) -> list[Process]:
         p = self.ports
-        thrift_common = ("-b", "127.0.0.1", "--infoport", "-1")
+        thrift_common = ("-b", self.thrift_bind, "--infoport", "-1")
         return [
             Process("master", MASTER_CLASS, ("start",), self.master_heap_mb, p.zookeeper),
             Process(
@@ -251,7 +253,7 @@ class LocalHBase:
             "hbase.master.hostname": "localhost",
             "hbase.unsafe.regionserver.hostname": "localhost",
             "hbase.thrift.info.port": "-1",
-            "hbase.regionserver.thrift.ipaddress": "127.0.0.1",
+            "hbase.regionserver.thrift.ipaddress": self.thrift_bind,
             "hbase.thrift.server.socket.read.timeout": str(self.thrift_idle_timeout_ms),
             "hbase.io.compress.snappy.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.SnappyCodec",
             "hbase.io.compress.lz4.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec",
@@ -487,6 +489,10 @@ class LocalHBase:
                     return
                 time.sleep(0.2)
         raise HBaseError(f"the {proc.name} (pid {pid}) survived SIGKILL")
+
+    def exited(self) -> dict[str, int]:
+        """The processes this object started that have since exited, with their exit status."""
+        return {name: child.returncode for name, child in self._children.items() if child.poll() is not None}
 
     def log_tail(self, name: str, lines: int = 30) -> str:
         chunks = []

@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from xml.etree import ElementTree
 
+import pytest
+
 from simhash_deploy import LocalHBase, Ports
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,3 +62,36 @@ def test_stale_pid_file_is_dropped(tmp_path: Path) -> None:
 def test_free_ports_are_distinct() -> None:
     ports = Ports.free()
     assert len({ports.zookeeper, ports.thrift, ports.thrift2}) == 3
+
+
+def test_the_container_runs_the_same_configuration_with_the_gateways_on_every_address(tmp_path, monkeypatch) -> None:
+    from simhash_deploy.container import configured
+
+    monkeypatch.setenv("SIMHASH_HOME", str(ROOT))
+    monkeypatch.setenv("SIMHASH_HBASE_DATA", str(tmp_path))
+    monkeypatch.setenv("SIMHASH_THRIFT_IDLE_TIMEOUT_MS", "7000")
+    local = configured()
+    loopback = LocalHBase(home=ROOT, var_dir=tmp_path, ports=Ports())  # `make run`'s, on the same data
+    props, reference = local.site_properties(), loopback.site_properties()
+    assert props.pop("hbase.regionserver.thrift.ipaddress") == "0.0.0.0"
+    assert props.pop("hbase.thrift.server.socket.read.timeout") == "7000"
+    assert props == {k: v for k, v in reference.items() if k in props}  # every other property as `make run`
+    assert set(props) == set(reference) - {
+        "hbase.regionserver.thrift.ipaddress",
+        "hbase.thrift.server.socket.read.timeout",
+    }
+    gateways = [p for p in local.processes() if p.name.startswith("thrift")]
+    assert all(p.args[p.args.index("-b") + 1] == "0.0.0.0" for p in gateways)
+    assert local.java_command(local.processes()[0])[3:20] == loopback.java_command(loopback.processes()[0])[3:20]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"), [("soon", "must be a whole number, got 'soon'"), ("-5", "must be positive, got -5")]
+)
+def test_a_bad_container_setting_is_named(monkeypatch, value: str, message: str) -> None:
+    from simhash_deploy import HBaseError
+    from simhash_deploy.container import configured
+
+    monkeypatch.setenv("SIMHASH_HBASE_MASTER_HEAP_MB", value)
+    with pytest.raises(HBaseError, match=f"SIMHASH_HBASE_MASTER_HEAP_MB {message}"):
+        configured()
