@@ -3,11 +3,21 @@
 from simhash_schema.apply import TableState, apply_schema, describe, region_count, table_exists
 from simhash_schema.filters import key_only_multi_range
 from simhash_schema.meta import IndexMeta, VersionMismatch, ensure_meta, read_meta
-from simhash_schema.tables import BLOOM_TYPES, COMPRESSIONS, ENCODINGS, FamilySpec, IndexTables, TableSpec, index_tables
+from simhash_schema.tables import (
+    BLOOM_TYPES,
+    CLAIM_TTL_SECONDS,
+    COMPRESSIONS,
+    ENCODINGS,
+    FamilySpec,
+    IndexTables,
+    TableSpec,
+    index_tables,
+)
 from simhash_schema.thrift2 import SchemaError, connect, hbase2
 
 __all__ = [
     "BLOOM_TYPES",
+    "CLAIM_TTL_SECONDS",
     "COMPRESSIONS",
     "ENCODINGS",
     "FamilySpec",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from simhash_schema.tables import BLOOM_PREFIX_KEY, FamilySpec, IndexTables, TableSpec
+from simhash_schema.tables import BLOOM_PREFIX_KEY, FOREVER, FamilySpec, IndexTables, TableSpec
 from simhash_schema.thrift2 import SchemaError, hbase2
 
 __all__ = ["TableState", "apply_schema", "describe", "region_count", "table_exists"]
@@ -34,6 +34,7 @@ def _family_descriptor(spec: FamilySpec) -> Any:
         dataBlockEncoding=getattr(t.TDataBlockEncoding, spec.encoding),
         blockCacheEnabled=spec.block_cache,
         blockSize=spec.block_size,
+        timeToLive=spec.ttl_seconds or FOREVER,
         configuration=config,
     )
 
@@ -58,6 +59,7 @@ def describe(client: Any, name: str) -> dict[str, Any]:
             "encoding": _enum_name(t.TDataBlockEncoding, cf.dataBlockEncoding),
             "block_cache": cf.blockCacheEnabled,
             "block_size": cf.blockSize,
+            "ttl_seconds": None if cf.timeToLive in (None, FOREVER) else cf.timeToLive,
         }
     return families
 

@@ -4,13 +4,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["BLOOM_TYPES", "COMPRESSIONS", "ENCODINGS", "FamilySpec", "IndexTables", "TableSpec", "index_tables"]
+__all__ = [
+    "BLOOM_TYPES",
+    "CLAIM_TTL_SECONDS",
+    "COMPRESSIONS",
+    "ENCODINGS",
+    "FOREVER",
+    "FamilySpec",
+    "IndexTables",
+    "TableSpec",
+    "index_tables",
+]
 
 COMPRESSIONS = ("NONE", "SNAPPY", "LZ4", "ZSTD", "GZ")
 BLOOM_TYPES = ("NONE", "ROW", "ROWCOL", "ROWPREFIX_FIXED_LENGTH")
 ENCODINGS = ("NONE", "PREFIX", "DIFF", "FAST_DIFF", "ROW_INDEX_V1")
 BLOOM_PREFIX_KEY = "RowPrefixBloomFilter.prefix_length"
 FAMILY = "d"
+FOREVER = 2**31 - 1  # HBase's TTL meaning "no TTL" (HConstants.FOREVER)
+CLAIM_TTL_SECONDS = 60  # the lease of a Deduplicate call's claims (simhash_server.index.claims)
 
 
 @dataclass(frozen=True)
@@ -23,6 +35,7 @@ class FamilySpec:
     encoding: str = "FAST_DIFF"
     block_cache: bool = True
     block_size: int = 65536
+    ttl_seconds: int | None = None  # cells older than this vanish (HBase's TTL); None: kept for good
 
     def __post_init__(self) -> None:
         for value, allowed, what in (
@@ -36,6 +49,8 @@ class FamilySpec:
             raise ValueError("bloom_prefix_length goes with, and only with, the ROWPREFIX_FIXED_LENGTH bloom filter")
         if self.max_versions < 1 or self.block_size < 1024:
             raise ValueError("max_versions must be >= 1 and block_size >= 1024")
+        if self.ttl_seconds is not None and not 1 <= self.ttl_seconds < FOREVER:
+            raise ValueError(f"ttl_seconds must be 1..{FOREVER - 1} (or None: forever), got {self.ttl_seconds}")
 
 
 @dataclass(frozen=True)
@@ -51,9 +66,10 @@ class IndexTables:
     fp2docs: TableSpec  # fingerprint (8 bytes) -> one column per document id, valued by its sketch
     docs: TableSpec  # document id -> fingerprint (the commit record; the sketch lives in fp2docs)
     meta: TableSpec  # one row: fingerprint version and segment layout
+    claims: TableSpec  # drawer prefix (5 bytes) -> the Deduplicate call holding it, for CLAIM_TTL_SECONDS at most
 
     def all(self) -> tuple[TableSpec, ...]:
-        return (self.drawers, self.fp2docs, self.docs, self.meta)
+        return (self.drawers, self.fp2docs, self.docs, self.meta, self.claims)
 
 
 def _even_splits(regions: int) -> tuple[bytes, ...]:
@@ -84,4 +100,7 @@ def index_tables(prefix: str = "simhash", drawer_regions: int = 16, compression:
         fp2docs=TableSpec(name("fp2docs"), keyed, fp_splits),
         docs=TableSpec(name("docs"), keyed),
         meta=TableSpec(name("meta"), FamilySpec(name="m", bloom="NONE", encoding="NONE")),
+        claims=TableSpec(
+            name("claims"), FamilySpec(bloom="ROW", encoding="NONE", ttl_seconds=CLAIM_TTL_SECONDS), fp_splits
+        ),
     )

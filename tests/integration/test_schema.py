@@ -7,6 +7,7 @@ import uuid
 import pytest
 
 from simhash_schema import (
+    CLAIM_TTL_SECONDS,
     IndexMeta,
     SchemaError,
     VersionMismatch,
@@ -39,7 +40,7 @@ def client(hbase):
 
 def test_apply_creates_every_table_with_every_setting(client, tables) -> None:
     states = apply_schema(client, tables)
-    assert [s.created for s in states] == [True, True, True, True]
+    assert [s.created for s in states] == [True] * 5
     assert all(s.differences == () for s in states)
 
     drawers = describe(client, tables.drawers.name)
@@ -52,6 +53,7 @@ def test_apply_creates_every_table_with_every_setting(client, tables) -> None:
             "encoding": "ROW_INDEX_V1",
             "block_cache": True,
             "block_size": 65536,
+            "ttl_seconds": None,
         }
     }
     assert region_count(client, tables.drawers.name) == 8
@@ -65,12 +67,14 @@ def test_apply_creates_every_table_with_every_setting(client, tables) -> None:
         )
     assert region_count(client, tables.fp2docs.name) == 2
     assert describe(client, tables.meta.name)["m"]["max_versions"] == 1
+    # Deduplicate's claims lapse on their own: the table's TTL is their lease (index/claims.py).
+    assert describe(client, tables.claims.name)["d"]["ttl_seconds"] == CLAIM_TTL_SECONDS
 
 
 def test_apply_is_idempotent_and_reports_drift(client, tables) -> None:
     apply_schema(client, tables)
     again = apply_schema(client, tables)
-    assert [s.created for s in again] == [False] * 4
+    assert [s.created for s in again] == [False] * 5
     assert all(s.differences == () for s in again)
     other = index_tables(tables.drawers.name.removesuffix("_drawers"), drawer_regions=8, compression="ZSTD")
     drift = apply_schema(client, other)[0].differences

@@ -9,12 +9,14 @@ measurement that chose this over a thread per call.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import Executor
 from typing import TypeVar
 
 from simhash_schema import IndexMeta, IndexTables
 from simhash_server.fingerprint import Recipe
+from simhash_server.index.claims import Claim
 from simhash_server.index.coalesce import AsyncCoalescer
 from simhash_server.index.model import (
     MAX_DISTANCE,
@@ -99,6 +101,24 @@ class AsyncIndexStore:
 
     async def delete(self, doc_ids: Sequence[str], deadline: float | None = None) -> int:
         return await self._blocking(self.store.delete, doc_ids, deadline)
+
+    @contextlib.asynccontextmanager
+    async def claimed(self, fp: int, deadline: float | None = None) -> AsyncIterator[Claim]:
+        """Deduplicate's turn among calls on near-duplicates, on every server (claims.py): held inside."""
+        taking = asyncio.get_running_loop().run_in_executor(self._executor, self.store.claim, fp, deadline)
+        try:
+            held = await asyncio.shield(taking)
+        except asyncio.CancelledError:  # the caller left; the claim is still being taken: give it back after
+            taking.add_done_callback(self._release_when_taken)
+            raise
+        try:
+            yield held
+        finally:
+            await self._blocking(self.store.release, held)  # runs to its end even if this call is cancelled
+
+    def _release_when_taken(self, taking: asyncio.Future[Claim]) -> None:
+        if not taking.cancelled() and taking.exception() is None:
+            self._executor.submit(self.store.release, taking.result())
 
     def close(self) -> None:
         self._nearby.close()

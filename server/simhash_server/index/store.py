@@ -17,6 +17,7 @@ are never deleted: one whose fingerprint has no documents left is an orphan that
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 import happybase
@@ -33,6 +34,7 @@ from simhash_schema import (
     table_exists,
 )
 from simhash_server.fingerprint import FINGERPRINT_VERSION, VERSIONS, Recipe, recipe_of
+from simhash_server.index.claims import Claim, claim, new_owner, release
 from simhash_server.index.coalesce import Coalescer
 from simhash_server.index.config import StoreConfig
 from simhash_server.index.keys import (
@@ -101,6 +103,7 @@ class IndexStore:
             "drawers": self.tables.drawers.name.encode(),
             "fp2docs": self.tables.fp2docs.name.encode(),
             "docs": self.tables.docs.name.encode(),
+            "claims": self.tables.claims.name.encode(),
         }
         self.thrift1: ConnectionPool[happybase.Connection] = ConnectionPool(
             "thrift1",
@@ -239,6 +242,13 @@ class IndexStore:
         return len(old)
 
     # -- reads ----------------------------------------------------------------------------------------
+    def claim(self, fp: int, deadline: float | None = None) -> Claim:
+        """Wait for, then hold, the deduplication claims of ``fp``'s drawers (claims.py)."""
+        return claim(partial(self.thrift2.run, deadline=deadline), self._names["claims"], fp, new_owner(), deadline)
+
+    def release(self, held: Claim) -> None:
+        release(self.thrift2.run, self._names["claims"], held)
+
     def get(self, doc_id: str, deadline: float | None = None) -> int | None:
         doc = check_doc_id(doc_id)
         return self._stored_fingerprints([doc], deadline).get(doc)

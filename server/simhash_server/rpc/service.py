@@ -265,12 +265,15 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         _check_deadline(deadline)
         # The document itself is not its own duplicate: a retry after a stored first attempt stores again
         # (an idempotent upsert) instead of reporting itself.  An unverified candidate (no sketch) counts as a
-        # duplicate: nothing shows it is not one.
-        found, below = await self._query(fp, distance, None, deadline, sketch, floor)
-        hits = [h for h in found if h.doc_id != doc_id]
-        stored = not hits
-        if stored:
-            await self.index.index_many([Document(doc_id, fp, sketch)], deadline)
+        # duplicate: nothing shows it is not one.  Check and store under the drawers' claim, so that of
+        # near-duplicates arriving at once, on any server, exactly one is stored (index/claims.py).
+        async with self.index.claimed(fp, deadline) as held:
+            found, below = await self._query(fp, distance, None, deadline, sketch, floor)
+            hits = [h for h in found if h.doc_id != doc_id]
+            stored = not hits
+            if stored:
+                held.check_held()
+                await self.index.index_many([Document(doc_id, fp, sketch)], deadline)
         return pb.DeduplicateResponse(
             hits=self._hits(hits[:limit], floor is not None),
             stored=stored,

@@ -1,0 +1,104 @@
+"""Claims: Deduplicate calls on near-duplicate texts take turns, across every server that shares the index.
+
+Two fingerprints within distance 3 share at least one of their 10 drawer prefixes (keys.py).  A Deduplicate
+call claims all 10 of its prefixes before it queries, and releases them once it has stored or not: a claim
+is a row of the claims table, written only where none is (HBase checkAndPut), and removed only by its
+owner (checkAndDelete).  Of two concurrent calls on near-duplicates, one therefore queries only after the
+other has stored, and sees it.  The argument in full, and what the lease adds: docs/dedup.md.
+
+The claims table's TTL is the lease: a claim its server never released (a crash) lapses after
+CLAIM_TTL_SECONDS.  A holder stores only if it took its claims less than HOLD_LIMIT_SECONDS ago, so a
+claim can never lapse under a holder that is still about to store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from simhash_schema import CLAIM_TTL_SECONDS, SchemaError, hbase2
+from simhash_server.index.errors import DeadlineExceeded, Unavailable
+from simhash_server.index.keys import drawer_prefixes
+
+__all__ = ["CLAIM_TTL_SECONDS", "HOLD_LIMIT_SECONDS", "Claim", "claim", "new_owner", "release"]
+
+HOLD_LIMIT_SECONDS = CLAIM_TTL_SECONDS / 3  # a margin for a region server clock that runs fast
+_FAMILY, _QUALIFIER = b"d", b"o"  # one cell a claim: its owner
+_FIRST_PAUSE, _LONGEST_PAUSE = 0.002, 0.05  # waiting for a claim another call holds
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Claim:
+    owner: bytes
+    rows: tuple[bytes, ...]
+    taken: float  # time.monotonic() when the last row was taken
+
+    def check_held(self) -> None:
+        """Raise unless the claim is certainly still held: a holder past the limit stores nothing."""
+        held = time.monotonic() - self.taken
+        if held >= HOLD_LIMIT_SECONDS:
+            raise Unavailable(f"held the deduplication claim {held:.0f} s, past the {HOLD_LIMIT_SECONDS:.0f} s limit")
+
+
+def new_owner() -> bytes:
+    """A call's token: made once per call, so a retried attempt recognises rows it took already."""
+    return uuid.uuid4().bytes
+
+
+def _take(client: Any, table: bytes, row: bytes, owner: bytes) -> bool:
+    t = hbase2()
+    put = t.TPut(row=row, columnValues=[t.TColumnValue(family=_FAMILY, qualifier=_QUALIFIER, value=owner)])
+    try:
+        if client.checkAndPut(table, row, _FAMILY, _QUALIFIER, None, put):
+            return True
+        # Taken already: by another call, or by this one when a retried call's first try had got through.
+        held = client.get(table, t.TGet(row=row, columns=[t.TColumn(family=_FAMILY, qualifier=_QUALIFIER)]))
+    except t.TIOError as exc:
+        ns, _, name = table.decode().rpartition(":")
+        if not client.tableExists(t.TTableName(ns=ns.encode() or None, qualifier=name.encode())):
+            raise SchemaError(f"table {table.decode()} is missing: run `simhash-index schema apply`") from exc
+        raise
+    return any(c.value == owner for c in held.columnValues or [])
+
+
+Run = Callable[[Callable[[Any], R]], R]  # runs a function on a pooled Thrift2 client (retrying I/O errors)
+
+
+def claim(run: Run[Any], table: bytes, fp: int, owner: bytes, deadline: float | None) -> Claim:
+    """Take the claims of ``fp``'s 10 drawer prefixes for ``owner``, waiting for those other calls hold.
+
+    Rows are taken in one global order (sorted), so two calls never wait on each other in a cycle; a call
+    waits with no connection held."""
+    rows = tuple(sorted(set(drawer_prefixes(fp))))
+    taken: list[bytes] = []
+    try:
+        for row in rows:
+            pause = _FIRST_PAUSE
+            while not run(lambda client, row=row: _take(client, table, row, owner)):
+                if deadline is not None and time.monotonic() + pause >= deadline:
+                    raise DeadlineExceeded("the deadline passed waiting for a near-duplicate's deduplication")
+                time.sleep(pause * random.uniform(0.5, 1.0))
+                pause = min(pause * 2, _LONGEST_PAUSE)
+            taken.append(row)
+    except BaseException:
+        with contextlib.suppress(Exception):  # best effort: HBase may be what failed; the TTL remains
+            release(run, table, Claim(owner, tuple(taken), time.monotonic()))
+        raise
+    return Claim(owner, rows, time.monotonic())
+
+
+def release(run: Run[Any], table: bytes, held: Claim) -> None:
+    """Remove the rows of ``held`` that are still its own."""
+    t = hbase2()
+
+    def remove(client: Any) -> None:
+        for row in held.rows:
+            client.checkAndDelete(table, row, _FAMILY, _QUALIFIER, held.owner, t.TDelete(row=row))
+
+    run(remove)

@@ -1,0 +1,139 @@
+"""Deduplicate is atomic across replicas: near-duplicates sent at once to two server processes on one index
+store exactly one of each group, and every other call is told which document it duplicates."""
+
+from __future__ import annotations
+
+import os
+import queue
+import random
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from simhash_client import SimHashClient, SimHashError
+from simhash_deploy import Ports
+
+CLI = str(Path(sys.executable).with_name("simhash-index"))
+SERVERS, CALLERS, GROUPS, ROUNDS = 2, 16, 200, 2
+VARIANTS = ("{}", "{}（转载）", "{}（完）", "【转】{}")  # pairwise near-duplicates: one short edit each
+
+
+def article(seed: str) -> str:
+    rng = random.Random(seed)
+    return "。".join("".join(chr(rng.randrange(0x4E00, 0x9FA5)) for _ in range(20)) for _ in range(40))
+
+
+@pytest.fixture(scope="module")
+def replicas(index, hbase):
+    """Two `simhash-index serve` processes on the module's index, like two replicas behind a balancer."""
+    env = {
+        **os.environ,
+        "SIMHASH_HBASE_HOST": hbase.host,
+        "SIMHASH_HBASE_THRIFT_PORT": str(hbase.thrift_port),
+        "SIMHASH_HBASE_THRIFT2_PORT": str(hbase.thrift2_port),
+        "SIMHASH_TABLE_PREFIX": index.config.table_prefix,
+    }
+    ports = [Ports.free().thrift for _ in range(SERVERS)]
+    procs = [
+        subprocess.Popen(
+            [CLI, "serve", "--address", f"127.0.0.1:{port}", "--metrics-address", ""],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for port in ports
+    ]
+    try:
+        for proc, port in zip(procs, ports, strict=True):
+            with SimHashClient(f"127.0.0.1:{port}", timeout=5, retries=0) as probe:
+                deadline = time.monotonic() + 120
+                while True:
+                    try:
+                        if probe.health():
+                            break
+                    except SimHashError:
+                        pass
+                    assert proc.poll() is None, "a replica exited during start-up"
+                    assert time.monotonic() < deadline, "a replica never became SERVING"
+                    time.sleep(0.2)
+        yield [f"127.0.0.1:{port}" for port in ports]
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(60)
+
+
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_concurrent_near_duplicates_store_exactly_one_per_group(replicas, round_) -> None:
+    run = uuid.uuid4().hex[:8]
+    texts = {g: article(f"{run}-{g}") for g in range(GROUPS)}
+    # Group-major order: the variants of a group are taken by different callers at the same moment.
+    tasks: queue.Queue[tuple[int, int]] = queue.Queue()
+    for g in range(GROUPS):
+        for v in range(len(VARIANTS)):
+            tasks.put((g, v))
+    answers: dict[tuple[int, int], object] = {}
+
+    def caller(n: int) -> None:
+        clients = [SimHashClient(target, timeout=60, retries=3) for target in replicas]
+        try:
+            while True:
+                try:
+                    g, v = tasks.get_nowait()
+                except queue.Empty:
+                    return
+                doc_id = f"{run}-{g}-{v}"
+                text = VARIANTS[v].format(texts[g])
+                answers[(g, v)] = clients[(n + v) % SERVERS].deduplicate(doc_id, text=text)
+        finally:
+            for client in clients:
+                client.close()
+
+    threads = [threading.Thread(target=caller, args=(n,)) for n in range(CALLERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(answers) == GROUPS * len(VARIANTS), "a caller failed"
+
+    stored_per_group = Counter(g for (g, _), answer in answers.items() if answer.stored)
+    assert [g for g in range(GROUPS) if stored_per_group[g] != 1] == [], stored_per_group
+    for (g, v), answer in answers.items():
+        if not answer.stored:
+            (winner,) = [w for w in range(len(VARIANTS)) if answers[(g, w)].stored]
+            assert f"{run}-{g}-{winner}" in [h.doc_id for h in answer.hits], (g, v)
+
+
+def test_a_claim_blocks_near_fingerprints_until_released_and_no_others(make_index, base) -> None:
+    from simhash_server.index.errors import DeadlineExceeded
+
+    store = make_index()
+    held = store.claim(base)
+    try:
+        with pytest.raises(DeadlineExceeded, match="near-duplicate"):
+            store.claim(base ^ 0b111, deadline=time.monotonic() + 0.3)  # within 3: shares a drawer
+        far = base ^ ((1 << 64) - 1)  # every segment differs: no drawer in common
+        store.release(store.claim(far, deadline=time.monotonic() + 30))
+    finally:
+        store.release(held)
+    store.release(store.claim(base ^ 0b111, deadline=time.monotonic() + 30))  # free again once released
+
+
+def test_an_index_without_the_claims_table_says_to_apply_the_schema(make_index, hbase, base) -> None:
+    from simhash_schema import SchemaError
+
+    store = make_index()
+    conn = hbase.connection()
+    try:
+        conn.delete_table(store.tables.claims.name, disable=True)  # an index made before claims existed
+    finally:
+        conn.close()
+    with pytest.raises(SchemaError, match="simhash-index schema apply"):
+        store.claim(base, deadline=time.monotonic() + 30)
