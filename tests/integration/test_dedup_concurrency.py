@@ -137,3 +137,6 @@ def test_an_index_without_the_claims_table_says_to_apply_the_schema(make_index, 
         conn.close()
     with pytest.raises(SchemaError, match="simhash-index schema apply"):
         store.claim(base, deadline=time.monotonic() + 30)
+    store.open()  # everything but Deduplicate still works
+    store.index_many([("unclaimed", base)])
+    assert [n.doc_id for n in store.query(base, 0)] == ["unclaimed"]

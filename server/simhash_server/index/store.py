@@ -141,7 +141,10 @@ class IndexStore:
         configured one, or the newest)."""
 
         def check(client: Any) -> IndexMeta:
-            missing = [s.name for s in self.tables.all() if not table_exists(client, s.name)]
+            # Not the claims table: without it only Deduplicate fails (claims.py says to apply the schema),
+            # so a server upgraded before `schema apply` still serves everything else.
+            needed = [s for s in self.tables.all() if s is not self.tables.claims]
+            missing = [s.name for s in needed if not table_exists(client, s.name)]
             if missing:
                 raise SchemaError(f"tables missing: {', '.join(missing)}; run `simhash-index schema apply`")
             return self._meta_record(client)
