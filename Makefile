@@ -9,7 +9,7 @@ JARS := deploy/hbase-local/target/lib/.complete
 PYTEST_ARGS ?=
 
 .PHONY: run stop test test-containers images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
-	eval bench-fingerprint bench-query bench-compression bench-grpc bench-bulkload bench-verify golden proto proto-check tools
+	eval bench-fingerprint bench-dedup bench-query bench-compression bench-grpc bench-bulkload bench-verify golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
 run: install jars
@@ -131,6 +131,11 @@ bench-bulkload: install jars
 bench-verify: install jars
 	$(BIN)/simhash-index hbase start
 	$(BIN)/python benchmarks/bench_verify.py $(BENCH_ARGS)
+
+# What Deduplicate's claims cost beside the unclaimed steps (docs/dedup.md), on the local HBase
+bench-dedup: install jars
+	$(BIN)/simhash-index hbase start
+	$(BIN)/python benchmarks/bench_dedup.py $(BENCH_ARGS)
 
 # End-to-end gRPC with ghz over the 1e6 index of bench-query (run that first)
 GHZ := var/bin/ghz

@@ -155,3 +155,28 @@ def client(server, request):
             yield c
         finally:
             c.close()
+
+
+@pytest.fixture
+def pause_gateways(hbase):
+    """``with pause_gateways():`` SIGSTOPs the launcher's Thrift gateways: a call that reaches HBase waits
+    until the block ends, whatever the machine's speed (no timing involved)."""
+    import contextlib
+    import os
+    import signal
+
+    if hbase.local is None:
+        pytest.skip("pauses the local launcher's Thrift gateways")
+
+    @contextlib.contextmanager
+    def paused():
+        pids = [hbase.local.status()[name]["pid"] for name in ("thrift", "thrift2")]
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            for pid in pids:
+                os.kill(pid, signal.SIGCONT)
+
+    return paused

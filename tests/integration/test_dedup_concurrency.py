@@ -3,6 +3,7 @@ store exactly one of each group, and every other call is told which document it 
 
 from __future__ import annotations
 
+import itertools
 import os
 import queue
 import random
@@ -27,6 +28,22 @@ VARIANTS = ("{}", "{}（转载）", "{}（完）", "【转】{}")  # pairwise ne
 def article(seed: str) -> str:
     rng = random.Random(seed)
     return "。".join("".join(chr(rng.randrange(0x4E00, 0x9FA5)) for _ in range(20)) for _ in range(40))
+
+
+def near_duplicates(seed: str) -> bool:
+    """Whether every two variants of the article are duplicates by the service's own test, asked one at a
+    time: within distance 3 and verified at the default floor.  About 1 group in 70 has a pair the edits
+    push past distance 3 (the fingerprint's recall, docs/accuracy.md), where storing both is right."""
+    from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint, recipe_of
+    from simhash_server.fingerprint.sketch import similarity
+
+    floor = recipe_of(FINGERPRINT_VERSION).dedup_floor
+    prints = [fingerprint(v.format(article(seed)), sketch=True) for v in VARIANTS]
+    return all(
+        (a.value ^ b.value).bit_count() <= 3 and similarity(a.sketch, b.sketch) >= floor
+        for n, a in enumerate(prints)
+        for b in prints[n + 1 :]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +90,8 @@ def replicas(index, hbase):
 @pytest.mark.parametrize("round_", range(ROUNDS))
 def test_concurrent_near_duplicates_store_exactly_one_per_group(replicas, round_) -> None:
     run = uuid.uuid4().hex[:8]
-    texts = {g: article(f"{run}-{g}") for g in range(GROUPS)}
+    seeds = (f"{run}-{n}" for n in itertools.count())
+    texts = {g: article(seed) for g, seed in zip(range(GROUPS), filter(near_duplicates, seeds), strict=False)}
     # Group-major order: the variants of a group are taken by different callers at the same moment.
     tasks: queue.Queue[tuple[int, int]] = queue.Queue()
     for g in range(GROUPS):
@@ -117,7 +135,7 @@ def test_a_claim_blocks_near_fingerprints_until_released_and_no_others(make_inde
     store = make_index()
     held = store.claim(base)
     try:
-        with pytest.raises(DeadlineExceeded, match="near-duplicate"):
+        with pytest.raises(DeadlineExceeded):
             store.claim(base ^ 0b111, deadline=time.monotonic() + 0.3)  # within 3: shares a drawer
         far = base ^ ((1 << 64) - 1)  # every segment differs: no drawer in common
         store.release(store.claim(far, deadline=time.monotonic() + 30))

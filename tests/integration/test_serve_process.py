@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import socket
@@ -11,7 +10,6 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -72,19 +70,6 @@ def serve_process(index, hbase):
         proc.wait()
 
 
-@contextlib.contextmanager
-def paused_gateways(local) -> Iterator[None]:
-    """SIGSTOP the launcher's Thrift gateways: a call that reaches HBase waits until they resume."""
-    pids = [local.status()[name]["pid"] for name in ("thrift", "thrift2")]
-    for pid in pids:
-        os.kill(pid, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        for pid in pids:
-            os.kill(pid, signal.SIGCONT)
-
-
 def in_flight(metrics_port: int, method: str) -> float:
     with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=30) as answer:
         families = text_string_to_metric_families(answer.read().decode())
@@ -97,9 +82,7 @@ def in_flight(metrics_port: int, method: str) -> float:
         )
 
 
-def test_sigterm_lets_in_flight_calls_finish_and_refuses_new_ones(serve_process, hbase) -> None:
-    if hbase.local is None:
-        pytest.skip("pauses the local launcher's Thrift gateways")
+def test_sigterm_lets_in_flight_calls_finish_and_refuses_new_ones(serve_process, pause_gateways) -> None:
     proc, port, metrics_port = serve_process
     texts = [{"doc_id": f"slow-{i}", "text": f"第{i}篇。近似重复检测需要把文本变成指纹。"} for i in range(3)]
     outcome: dict[str, object] = {}
@@ -109,7 +92,7 @@ def test_sigterm_lets_in_flight_calls_finish_and_refuses_new_ones(serve_process,
             outcome["result"] = client.index_batch(texts)
 
     worker = threading.Thread(target=slow_call)
-    with paused_gateways(hbase.local):  # the batch cannot finish until they resume: it is in flight for sure
+    with pause_gateways():  # the batch cannot finish until they resume: it is in flight for sure
         worker.start()
         deadline = time.monotonic() + 120
         while in_flight(metrics_port, "IndexBatch") < 1:

@@ -114,7 +114,9 @@ class AsyncIndexStore:
         try:
             yield held
         finally:
-            await self._blocking(self.store.release, held)  # runs to its end even if this call is cancelled
+            # Not awaited: the answer need not wait for it (what it guards is stored by now); near-duplicate
+            # calls elsewhere wait until it is done.  A release lost to a crash lapses with the claims' TTL.
+            self._executor.submit(self.store.release, held)
 
     def _release_when_taken(self, taking: asyncio.Future[Claim]) -> None:
         if not taking.cancelled() and taking.exception() is None:

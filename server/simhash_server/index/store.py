@@ -17,6 +17,7 @@ are never deleted: one whose fingerprint has no documents left is an orphan that
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
 
@@ -120,6 +121,7 @@ class IndexStore:
             config.retries,
         )
         self.scans = DrawerScans(self.thrift2, self._names["drawers"], config.pool_size)
+        self._claiming = ThreadPoolExecutor(10, thread_name_prefix="claims")  # a Deduplicate's 10 rows at once
         self._nearby: Coalescer[tuple[int, int], list[Near]]
         self._writes: Coalescer[list[tuple[bytes, Document]], int]
         self._nearby, self._writes = self.coalescers(Coalescer)
@@ -166,6 +168,7 @@ class IndexStore:
         return meta
 
     def close(self) -> None:
+        self._claiming.shutdown(wait=False, cancel_futures=True)
         self.scans.close()
         self.thrift1.close()
         self.thrift2.close()
@@ -247,10 +250,11 @@ class IndexStore:
     # -- reads ----------------------------------------------------------------------------------------
     def claim(self, fp: int, deadline: float | None = None) -> Claim:
         """Wait for, then hold, the deduplication claims of ``fp``'s drawers (claims.py)."""
-        return claim(partial(self.thrift2.run, deadline=deadline), self._names["claims"], fp, new_owner(), deadline)
+        run = partial(self.thrift2.run, deadline=deadline)
+        return claim(run, self._names["claims"], fp, new_owner(), deadline, self._claiming.map)
 
     def release(self, held: Claim) -> None:
-        release(self.thrift2.run, self._names["claims"], held)
+        release(self.thrift2.run, self._names["claims"], held, self._claiming.map)
 
     def get(self, doc_id: str, deadline: float | None = None) -> int | None:
         doc = check_doc_id(doc_id)
