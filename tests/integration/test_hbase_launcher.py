@@ -12,7 +12,7 @@ from simhash_deploy import LocalHBase, Ports
 
 def _require_local(hbase) -> LocalHBase:
     if hbase.local is None:
-        pytest.skip("the suite runs against an external HBase")
+        pytest.skip("the suite's HBase is not the launcher's (an external one, or the container)")
     return hbase.local
 
 
