@@ -156,5 +156,20 @@ def stats() -> Call[Stats]:
     return Call(
         "Stats",
         pb.StatsRequest(),
-        lambda r: Stats(r.documents, r.fingerprint_version, r.layout, tuple(r.tables), r.max_distance),
+        _stats,
+    )
+
+
+def _stats(r: pb.StatsResponse) -> Stats:
+    return Stats(
+        r.documents,
+        r.fingerprint_version,
+        r.layout,
+        tuple(r.tables),
+        r.max_distance,
+        r.drawer_rows_estimate,
+        r.orphan_drawer_rows_estimate,
+        r.orphan_sample,
+        tuple((f.simhash, f.documents) for f in r.top_fingerprints),
+        r.last_gc.ToNanoseconds() / 1e9 if r.HasField("last_gc") else None,
     )

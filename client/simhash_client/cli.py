@@ -218,7 +218,9 @@ def delete(target: str, timeout: float, doc_ids: tuple[str, ...]) -> None:
 def stats(target: str, timeout: float) -> None:
     """Print what the index holds."""
     with _client(target, timeout) as client:
-        _emit(asdict(client.stats()))
+        record = asdict(client.stats())
+    record["top_fingerprints"] = [{"simhash": to_hex(fp), "documents": n} for fp, n in record["top_fingerprints"]]
+    _emit(record)
 
 
 @click.command()

@@ -89,3 +89,8 @@ class Stats:
     layout: str
     tables: tuple[str, ...]
     max_distance: int
+    drawer_rows_estimate: int = 0
+    orphan_drawer_rows_estimate: int = 0  # drawer rows no document owns, until `simhash-index gc`
+    orphan_sample: int = 0  # drawer rows the two estimates rest on
+    top_fingerprints: tuple[tuple[int, int], ...] = ()  # (simhash, documents), most first, as of last_gc
+    last_gc: float | None = None  # when the last gc run finished (Unix seconds); None: never

@@ -1,3 +1,6 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -187,15 +190,33 @@ class StatsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class StatsResponse(_message.Message):
-    __slots__ = ("documents", "fingerprint_version", "layout", "tables", "max_distance")
+    __slots__ = ("documents", "fingerprint_version", "layout", "tables", "max_distance", "drawer_rows_estimate", "orphan_drawer_rows_estimate", "orphan_sample", "top_fingerprints", "last_gc")
     DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
     FINGERPRINT_VERSION_FIELD_NUMBER: _ClassVar[int]
     LAYOUT_FIELD_NUMBER: _ClassVar[int]
     TABLES_FIELD_NUMBER: _ClassVar[int]
     MAX_DISTANCE_FIELD_NUMBER: _ClassVar[int]
+    DRAWER_ROWS_ESTIMATE_FIELD_NUMBER: _ClassVar[int]
+    ORPHAN_DRAWER_ROWS_ESTIMATE_FIELD_NUMBER: _ClassVar[int]
+    ORPHAN_SAMPLE_FIELD_NUMBER: _ClassVar[int]
+    TOP_FINGERPRINTS_FIELD_NUMBER: _ClassVar[int]
+    LAST_GC_FIELD_NUMBER: _ClassVar[int]
     documents: int
     fingerprint_version: str
     layout: str
     tables: _containers.RepeatedScalarFieldContainer[str]
     max_distance: int
-    def __init__(self, documents: _Optional[int] = ..., fingerprint_version: _Optional[str] = ..., layout: _Optional[str] = ..., tables: _Optional[_Iterable[str]] = ..., max_distance: _Optional[int] = ...) -> None: ...
+    drawer_rows_estimate: int
+    orphan_drawer_rows_estimate: int
+    orphan_sample: int
+    top_fingerprints: _containers.RepeatedCompositeFieldContainer[FingerprintCount]
+    last_gc: _timestamp_pb2.Timestamp
+    def __init__(self, documents: _Optional[int] = ..., fingerprint_version: _Optional[str] = ..., layout: _Optional[str] = ..., tables: _Optional[_Iterable[str]] = ..., max_distance: _Optional[int] = ..., drawer_rows_estimate: _Optional[int] = ..., orphan_drawer_rows_estimate: _Optional[int] = ..., orphan_sample: _Optional[int] = ..., top_fingerprints: _Optional[_Iterable[_Union[FingerprintCount, _Mapping]]] = ..., last_gc: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class FingerprintCount(_message.Message):
+    __slots__ = ("simhash", "documents")
+    SIMHASH_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    simhash: int
+    documents: int
+    def __init__(self, simhash: _Optional[int] = ..., documents: _Optional[int] = ...) -> None: ...

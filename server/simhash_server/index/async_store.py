@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import Executor
 from typing import TypeVar
@@ -18,12 +19,14 @@ from simhash_schema import IndexMeta, IndexTables
 from simhash_server.fingerprint import Recipe
 from simhash_server.index.claims import Claim
 from simhash_server.index.coalesce import AsyncCoalescer
+from simhash_server.index.gc import GcReport, OrphanEstimate, estimate_orphans, last_report
 from simhash_server.index.model import (
     MAX_DISTANCE,
     VERIFY_MAX_DISTANCE,
     Document,
     Hit,
     Near,
+    Probe,
     Verified,
     check_query,
     check_verified_query,
@@ -44,7 +47,7 @@ class AsyncIndexStore:
     def __init__(self, store: IndexStore, executor: Executor) -> None:
         self.store = store
         self._executor = executor
-        self._nearby: AsyncCoalescer[tuple[int, int], list[Near]]
+        self._nearby: AsyncCoalescer[Probe, list[Near]]
         self._writes: AsyncCoalescer[list[tuple[bytes, Document]], int]
         self._nearby, self._writes = store.coalescers(AsyncCoalescer)
 
@@ -68,7 +71,7 @@ class AsyncIndexStore:
         self, fp: int, max_distance: int = MAX_DISTANCE, limit: int | None = None, deadline: float | None = None
     ) -> list[Hit]:
         check_query(fp, max_distance)
-        return ranked(await self._nearby.submit((fp, max_distance), deadline=deadline), limit)
+        return ranked(await self._nearby.submit(Probe(fp, max_distance, limit), deadline=deadline), limit)
 
     async def query_verified(
         self,
@@ -80,7 +83,7 @@ class AsyncIndexStore:
         deadline: float | None = None,
     ) -> Verified:
         check_verified_query(fp, sketch, min_similarity, max_distance)
-        near = await self._nearby.submit((fp, max_distance), deadline=deadline)
+        near = await self._nearby.submit(Probe.verified(fp, max_distance, limit), deadline=deadline)
         return verified(near, sketch, min_similarity, limit)
 
     async def get(self, doc_id: str, deadline: float | None = None) -> int | None:
@@ -88,6 +91,12 @@ class AsyncIndexStore:
 
     async def count_documents(self, deadline: float | None = None) -> int:
         return await self._blocking(self.store.count_documents, deadline)
+
+    async def orphans(self, deadline: float | None = None) -> OrphanEstimate:
+        return await self._blocking(functools.partial(estimate_orphans, self.store, deadline=deadline))
+
+    async def last_gc(self, deadline: float | None = None) -> GcReport | None:
+        return await self._blocking(last_report, self.store, deadline)
 
     async def ping(self) -> None:
         await self._blocking(self.store.ping)

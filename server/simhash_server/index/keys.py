@@ -35,6 +35,7 @@ __all__ = [
     "decode_key",
     "doc_column",
     "doc_of_column",
+    "doc_of_qualifier",
     "drawer_keys",
     "drawer_prefixes",
     "drawer_prefixes_array",
@@ -112,10 +113,15 @@ def doc_of_column(column: bytes) -> str:
     """The document id of an fp2docs column; CorruptData for a column this code does not write."""
     if not column.startswith(_DOC_FAMILY):
         raise CorruptData(f"fp2docs column {column[:64]!r} is not in family d")
+    return doc_of_qualifier(column[len(_DOC_FAMILY) :])
+
+
+def doc_of_qualifier(qualifier: bytes) -> str:
+    """The document id of an fp2docs column's qualifier (the column without its family)."""
     try:
-        return column[len(_DOC_FAMILY) :].decode("utf-8")
+        return qualifier.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise CorruptData(f"fp2docs column {column[:64]!r} is not a UTF-8 document id") from exc
+        raise CorruptData(f"fp2docs column d:{qualifier[:64]!r} is not a UTF-8 document id") from exc
 
 
 def drawer_prefixes_array(fps: np.ndarray) -> np.ndarray:

@@ -17,10 +17,12 @@ from simhash_server.index.errors import InvalidArgument
 __all__ = [
     "MAX_DISTANCE",
     "MAX_DOC_ID_BYTES",
+    "VERIFY_DOCUMENTS_PER_HIT",
     "VERIFY_MAX_DISTANCE",
     "Document",
     "Hit",
     "Near",
+    "Probe",
     "Verified",
     "check_doc_id",
     "check_fingerprint",
@@ -38,6 +40,11 @@ MAX_DISTANCE = 3  # the 5-segment layout answers exactly up to here
 # scans return them anyway, and past 8 a random fingerprint sharing 26 bits is too rare to matter.
 VERIFY_MAX_DISTANCE = 8
 MAX_DOC_ID_BYTES = 512
+# A verified query ranks the documents of one fingerprint by similarity, so it compares more of them than it
+# returns: up to this many per hit asked for.  Past that, which of a fingerprint's documents above the floor
+# come back is decided by id.  Either way a query's cost is bounded by its limit, not by how many documents
+# share a fingerprint (a template page, an empty text).
+VERIFY_DOCUMENTS_PER_HIT = 4
 
 
 class Document(NamedTuple):
@@ -46,6 +53,19 @@ class Document(NamedTuple):
     doc_id: str
     simhash: int
     sketch: bytes = b""
+
+
+class Probe(NamedTuple):
+    """One lookup: documents within ``max_distance`` of ``simhash``, reading at most ``per_fingerprint``
+    documents (the first by id) of each nearby fingerprint (None: all)."""
+
+    simhash: int
+    max_distance: int
+    per_fingerprint: int | None = None
+
+    @classmethod
+    def verified(cls, simhash: int, max_distance: int, limit: int | None) -> Probe:
+        return cls(simhash, max_distance, None if limit is None else limit * VERIFY_DOCUMENTS_PER_HIT)
 
 
 class Near(NamedTuple):

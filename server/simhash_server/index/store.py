@@ -9,9 +9,9 @@ Tables (see simhash_schema.tables, row codecs in keys.py): drawers (13-byte keys
 document indexed by fingerprint only), docs (document id -> fingerprint, the commit record of an index
 operation).  Keeping the sketch beside the id means a verified query reads no more rows than an unverified one.
 
-Index order, safe to retry at any point: read the document's current fingerprint; remove the document from
-its old fingerprint's row; write the 10 drawer rows and the new fp2docs column; write docs last.  Drawer rows
-are never deleted: one whose fingerprint has no documents left is an orphan that queries skip.
+Writes follow the order of writes.py, which keeps every answer right when a writer dies between steps; drawer
+rows whose fingerprint has no documents left are orphans that queries skip, until ``simhash-index gc``
+(gc.py) deletes them.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from simhash_schema import (
     VersionMismatch,
     connect,
     ensure_meta,
+    hbase2,
     index_tables,
     read_meta,
     table_exists,
@@ -40,9 +41,7 @@ from simhash_server.index.coalesce import Coalescer
 from simhash_server.index.config import StoreConfig
 from simhash_server.index.keys import (
     LAYOUT,
-    doc_column,
-    doc_of_column,
-    drawer_keys,
+    doc_of_qualifier,
     fingerprint_of_row,
     fingerprint_row,
 )
@@ -52,6 +51,7 @@ from simhash_server.index.model import (
     Document,
     Hit,
     Near,
+    Probe,
     Verified,
     check_doc_id,
     check_fingerprint,
@@ -63,12 +63,10 @@ from simhash_server.index.model import (
 )
 from simhash_server.index.pool import ConnectionPool, close_quietly
 from simhash_server.index.scans import DrawerScans, count_rows
+from simhash_server.index.writes import FP_COLUMN, Step, delete_steps, index_steps
 from simhash_server.metrics import BATCH_CALLS, CANDIDATES
 
 __all__ = ["IndexStore", "StoreConfig", "check_meta"]
-
-_FP_COLUMN = b"d:fp"
-_DRAWER_CELL = {b"d:": b""}
 
 
 def check_meta(stored: IndexMeta, wanted: str | None) -> Recipe:
@@ -92,6 +90,7 @@ def check_meta(stored: IndexMeta, wanted: str | None) -> Recipe:
 
 
 C = TypeVar("C")
+Doc = tuple[str, bytes]  # (document id, sketch)
 
 
 class IndexStore:
@@ -122,7 +121,7 @@ class IndexStore:
         )
         self.scans = DrawerScans(self.thrift2, self._names["drawers"], config.pool_size)
         self._claiming = ThreadPoolExecutor(10, thread_name_prefix="claims")  # a Deduplicate's 10 rows at once
-        self._nearby: Coalescer[tuple[int, int], list[Near]]
+        self._nearby: Coalescer[Probe, list[Near]]
         self._writes: Coalescer[list[tuple[bytes, Document]], int]
         self._nearby, self._writes = self.coalescers(Coalescer)
         self.meta: IndexMeta | None = None
@@ -206,46 +205,31 @@ class IndexStore:
                 final[key] = doc.simhash
                 sketches[key] = doc.sketch
         old = self._stored_fingerprints(list(final), deadline)
-        moved = {doc: old[doc] for doc, fp in final.items() if doc in old and old[doc] != fp}
-        wal = self.config.wal
-
-        def write(conn: happybase.Connection) -> None:
-            if moved:
-                with conn.table(self._names["fp2docs"]).batch(wal=wal) as batch:
-                    for doc, old_fp in moved.items():
-                        batch.delete(fingerprint_row(old_fp), columns=[doc_column(doc)])
-            with conn.table(self._names["drawers"]).batch(wal=wal) as batch:
-                for fp in set(final.values()):
-                    for key in drawer_keys(fp):
-                        batch.put(key, _DRAWER_CELL)
-            with conn.table(self._names["fp2docs"]).batch(wal=wal) as batch:
-                for doc, fp in final.items():
-                    batch.put(fingerprint_row(fp), {doc_column(doc): sketches[doc]})
-            with conn.table(self._names["docs"]).batch(wal=wal) as batch:  # the commit record, last
-                for doc, fp in final.items():
-                    batch.put(doc, {_FP_COLUMN: fingerprint_row(fp)})
-
-        self.thrift1.run(write, deadline=deadline)
+        self.write_steps(index_steps(final, sketches, old), deadline)
         return [len(documents) for documents in calls]
 
     def delete(self, doc_ids: Sequence[str], deadline: float | None = None) -> int:
         """Remove documents; returns how many existed.  Unknown ids are not an error."""
         docs = [check_doc_id(d) for d in doc_ids]
         old = self._stored_fingerprints(docs, deadline)
-        if not old:
-            return 0
+        if old:
+            self.write_steps(delete_steps(old), deadline)
+        return len(old)
+
+    def write_steps(self, steps: Sequence[Step], deadline: float | None) -> None:
+        """Send the steps in order (writes.py says why the order matters); a retry repeats them all.  Tests
+        send part of a call's steps, as a writer killed between them would have."""
         wal = self.config.wal
 
         def write(conn: happybase.Connection) -> None:
-            with conn.table(self._names["fp2docs"]).batch(wal=wal) as batch:
-                for doc, fp in old.items():
-                    batch.delete(fingerprint_row(fp), columns=[doc_column(doc)])
-            with conn.table(self._names["docs"]).batch(wal=wal) as batch:
-                for doc in old:
-                    batch.delete(doc)
+            for step in steps:
+                with conn.table(self._names[step.table]).batch(wal=wal) as batch:
+                    for row, columns in step.deletes:
+                        batch.delete(row, columns=columns)
+                    for row, data in step.puts:
+                        batch.put(row, data)
 
         self.thrift1.run(write, deadline=deadline)
-        return len(old)
 
     # -- reads ----------------------------------------------------------------------------------------
     def claim(self, fp: int, deadline: float | None = None) -> Claim:
@@ -262,10 +246,10 @@ class IndexStore:
 
     def _stored_fingerprints(self, docs: list[bytes], deadline: float | None) -> dict[bytes, int]:
         def read(conn: happybase.Connection) -> list[tuple[bytes, dict[bytes, bytes]]]:
-            return conn.table(self._names["docs"]).rows(docs, columns=[_FP_COLUMN])
+            return conn.table(self._names["docs"]).rows(docs, columns=[FP_COLUMN])
 
         rows = self.thrift1.run(read, deadline=deadline)
-        return {key: fingerprint_of_row(data[_FP_COLUMN]) for key, data in rows if _FP_COLUMN in data}
+        return {key: fingerprint_of_row(data[FP_COLUMN]) for key, data in rows if FP_COLUMN in data}
 
     def ping(self) -> None:
         """Raise unless HBase answers and the index's meta record still names what it was opened with (the
@@ -280,45 +264,56 @@ class IndexStore:
         """Every stored fingerprint sharing a drawer with ``fp``."""
         return self.scans.candidates([check_fingerprint(fp)], deadline)[0]
 
-    def _near_documents(self, fp: int, max_distance: int, deadline: float | None) -> list[Near]:
-        """Every document whose fingerprint shares a drawer with ``fp`` and is within ``max_distance`` of it.
+    def _near_documents(self, probe: Probe, deadline: float | None) -> list[Near]:
+        """Every document whose fingerprint shares a drawer with the probe's and is within its distance.
 
         Concurrent lookups are answered together: one set of drawer scans and one fp2docs read for all."""
-        return self._nearby.submit((fp, max_distance), deadline=deadline)
+        return self._nearby.submit(probe, deadline=deadline)
 
-    def near_many(self, probes: list[tuple[int, int]], deadline: float | None) -> list[list[Near]]:
-        """For each (fingerprint, max_distance), the documents near it: one batch; callers reach it through a
-        coalescer."""
-        found = self.scans.candidates([fp for fp, _ in probes], deadline)
+    def near_many(self, probes: list[Probe], deadline: float | None) -> list[list[Near]]:
+        """For each probe, the documents near it: one batch; callers reach it through a coalescer."""
+        found = self.scans.candidates([probe.simhash for probe in probes], deadline)
         near: list[dict[int, int]] = []
-        for (fp, max_distance), candidates in zip(probes, found, strict=True):
+        columns: dict[int, int | None] = {}  # candidate -> how many of its documents to read (None: all)
+        for probe, candidates in zip(probes, found, strict=True):
             CANDIDATES.observe(len(candidates))
-            near.append({c: d for c in candidates if (d := (c ^ fp).bit_count()) <= max_distance})
-        wanted = sorted({c for each in near for c in each})
-        if not wanted:
+            each = {c: d for c in candidates if (d := (c ^ probe.simhash).bit_count()) <= probe.max_distance}
+            near.append(each)
+            for c in each:
+                columns[c] = _wider(columns[c], probe.per_fingerprint) if c in columns else probe.per_fingerprint
+        if not columns:
             return [[] for _ in probes]
-
-        def read(conn: happybase.Connection) -> list[tuple[bytes, dict[bytes, bytes]]]:
-            return conn.table(self._names["fp2docs"]).rows([fingerprint_row(c) for c in wanted])
-
-        documents = {  # orphans (no documents left) come back empty: skipped
-            fingerprint_of_row(row): columns for row, columns in self.thrift1.run(read, deadline=deadline)
-        }
+        documents = self._documents_of(columns, deadline)
         return [
             [
-                Near(doc_of_column(column), candidate, distance, sketch)
+                Near(doc, candidate, distance, sketch)
                 for candidate, distance in each.items()
-                for column, sketch in documents.get(candidate, {}).items()
+                for doc, sketch in documents.get(candidate, ())
             ]
             for each in near
         ]
+
+    def _documents_of(self, columns: dict[int, int | None], deadline: float | None) -> dict[int, list[Doc]]:
+        """(doc id, sketch) of the first ``columns[fp]`` documents of each fingerprint, by id.
+
+        HBase keeps a row's columns sorted, and hits rank by distance, then id: the first n columns of a
+        fingerprint are the only ones a query of limit n can return, so a fingerprint shared by a million
+        documents costs a query no more than one shared by n (storeLimit: a per-row column limit)."""
+        t = hbase2()
+        fps = sorted(columns)
+        gets = [t.TGet(row=fingerprint_row(fp), storeLimit=columns[fp]) for fp in fps]
+        results = self.thrift2.run(lambda c: c.getMultiple(self._names["fp2docs"], gets), deadline=deadline)
+        return {  # orphans (no documents left) come back empty: skipped
+            fp: [(doc_of_qualifier(cv.qualifier), cv.value or b"") for cv in result.columnValues or ()]
+            for fp, result in zip(fps, results, strict=True)
+        }
 
     def query(
         self, fp: int, max_distance: int = MAX_DISTANCE, limit: int | None = None, deadline: float | None = None
     ) -> list[Hit]:
         """Documents whose fingerprint is within ``max_distance`` of ``fp``, closest first, then by id."""
         check_query(fp, max_distance)
-        return ranked(self._near_documents(fp, max_distance, deadline), limit)
+        return ranked(self._near_documents(Probe(fp, max_distance, limit), deadline), limit)
 
     def query_verified(
         self,
@@ -332,4 +327,9 @@ class IndexStore:
         """Candidates within ``max_distance`` (up to VERIFY_MAX_DISTANCE) that share a drawer with ``fp``,
         checked against their stored sketches (the rule: model.verified)."""
         check_verified_query(fp, sketch, min_similarity, max_distance)
-        return verified(self._near_documents(fp, max_distance, deadline), sketch, min_similarity, limit)
+        near = self._near_documents(Probe.verified(fp, max_distance, limit), deadline)
+        return verified(near, sketch, min_similarity, limit)
+
+
+def _wider(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else max(a, b)

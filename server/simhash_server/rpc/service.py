@@ -27,6 +27,7 @@ from simhash_server import metrics
 from simhash_server.fingerprint import fingerprint
 from simhash_server.index.async_store import AsyncIndexStore
 from simhash_server.index.errors import DeadlineExceeded, InvalidArgument, Unavailable
+from simhash_server.index.gc import GcReport, OrphanEstimate
 from simhash_server.index.model import (
     MAX_DISTANCE,
     VERIFY_MAX_DISTANCE,
@@ -76,7 +77,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         self._executor = executor  # for long texts
         self.limits = limits or Limits()
         self._open_error: Exception | None = None
-        self._stats_cache: tuple[float, int] | None = None
+        self._stats_cache: tuple[float, int, OrphanEstimate, GcReport | None] | None = None
         self._stats_lock = asyncio.Lock()
 
     # -- the index's state, kept by the health checker ---------------------------------------------------
@@ -307,13 +308,25 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         self._require_index()
         async with self._stats_lock:  # one count at a time; others reuse it for 30 s
             if self._stats_cache is None or time.monotonic() - self._stats_cache[0] > 30:
-                self._stats_cache = (time.monotonic(), await self.index.count_documents(deadline))
-            documents = self._stats_cache[1]
+                documents = await self.index.count_documents(deadline)
+                orphans = await self.index.orphans(deadline)
+                last_gc = await self.index.last_gc(deadline)
+                self._stats_cache = (time.monotonic(), documents, orphans, last_gc)
+            _, documents, orphans, last_gc = self._stats_cache
         meta = self.index.meta
-        return pb.StatsResponse(
+        answer = pb.StatsResponse(
             documents=documents,
             fingerprint_version=meta.fingerprint_version if meta else self._version,
             layout=meta.layout if meta else "",
             tables=[t.name for t in self.index.tables.all()],
             max_distance=MAX_DISTANCE,
+            drawer_rows_estimate=orphans.drawer_rows,
+            orphan_drawer_rows_estimate=orphans.orphan_rows,
+            orphan_sample=orphans.sampled,
         )
+        if last_gc is not None and last_gc.finished is not None:
+            answer.top_fingerprints.extend(
+                pb.FingerprintCount(simhash=int(fp, 16), documents=n) for fp, n in last_gc.top_fingerprints
+            )
+            answer.last_gc.FromNanoseconds(int(last_gc.finished * 1e9))
+        return answer

@@ -1,0 +1,233 @@
+"""The write order (writes.py) and gc (index/gc.py) on real HBase: a writer killed between any two steps leaves
+no wrong answer, and gc makes the index whole again; churn's orphans go, and the drawer table and the query's
+candidates come back to what the live documents need."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from simhash_server.index.gc import collect, estimate_orphans, last_report
+from simhash_server.index.keys import doc_column, drawer_keys, fingerprint_row
+from simhash_server.index.model import Document
+from simhash_server.index.scans import count_rows
+from simhash_server.index.writes import delete_steps, index_steps
+
+
+def _drawer_rows(store) -> int:
+    return count_rows(store.thrift2, store.tables.drawers.name.encode(), None)
+
+
+class _conn:
+    def __init__(self, store) -> None:
+        self.store = store
+
+    def __enter__(self):
+        import happybase
+
+        config = self.store.config
+        self.conn = happybase.Connection(config.host, config.thrift_port)
+        return self.conn
+
+    def __exit__(self, *exc: object) -> None:
+        self.conn.close()
+
+
+def _drawers_present(store, fp: int) -> int:
+    with _conn(store) as conn:
+        return len(conn.table(store.tables.drawers.name).rows(drawer_keys(fp)))
+
+
+def _consistent(store, doc: str, fps: list[int]) -> None:
+    """The invariant: a query returns ``doc`` only at the fingerprint Get names; a Delete leaves no trace."""
+    recorded = store.get(doc)
+    for fp in fps:
+        hits = [h for h in store.query(fp, max_distance=0) if h.doc_id == doc]
+        assert not hits or recorded == fp, f"{doc} answered at {fp:016x}, its record says {recorded}"
+
+
+SCENARIOS = ["new", "moved", "same fingerprint", "deleted"]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_a_writer_killed_after_any_step_leaves_no_wrong_answer_and_gc_makes_it_whole(make_index, scenario) -> None:
+    store = make_index(regions=2)
+    rng = random.Random(scenario)
+    a, b = rng.getrandbits(64), rng.getrandbits(64)
+    sketch = b"\x02" + bytes(range(256)) * 2
+    doc, key = f"doc-{scenario}", f"doc-{scenario}".encode()
+    before = {"new": {}, "moved": {key: a}, "same fingerprint": {key: a}, "deleted": {key: a}}[scenario]
+    target = {"new": b, "moved": b, "same fingerprint": a}.get(scenario)
+    steps = delete_steps({key: a}) if scenario == "deleted" else index_steps({key: target}, {key: sketch}, before)
+    for killed_after in range(len(steps) + 1):
+        name = f"{doc}-{killed_after}"
+        nkey = name.encode()
+        if before:  # the acknowledged state the interrupted call starts from
+            store.index_many([Document(name, a, sketch)])
+        renamed = [step._replace(**_renamed(step, key, nkey)) for step in steps]
+        store.write_steps(renamed[:killed_after], None)  # the writer dies here
+        _consistent(store, name, [a, b])
+        report = collect(store, grace_seconds=0)
+        _consistent(store, name, [a, b])
+        recorded = store.get(name)
+        if recorded is not None:  # whole: found at its fingerprint, with all 10 drawer rows
+            assert [h.doc_id for h in store.query(recorded, max_distance=0) if h.doc_id == name] == [name]
+            assert _drawers_present(store, recorded) == 10
+        if killed_after == len(steps):  # the call completed: exactly what it asked for
+            assert recorded == target
+            assert report.incomplete_made_whole == 0
+        store.delete([name])
+        assert all(h.doc_id != name for fp in (a, b) for h in store.query(fp, max_distance=0))
+        assert store.get(name) is None
+
+
+def _renamed(step, key: bytes, new: bytes) -> dict:
+    column, new_column = doc_column(key), doc_column(new)
+
+    def row(r: bytes) -> bytes:
+        return new if r == key else r
+
+    return {
+        "puts": [(row(r), {(new_column if c == column else c): v for c, v in data.items()}) for r, data in step.puts],
+        "deletes": [(row(r), cols and [new_column if c == column else c for c in cols]) for r, cols in step.deletes],
+    }
+
+
+def test_churn_orphans_are_collected_and_the_index_returns_to_its_baseline(make_index) -> None:
+    store = make_index(regions=4)
+    rng = random.Random(19)
+    docs = [f"churn-{n:04d}" for n in range(300)]
+    live = {d: rng.getrandbits(64) for d in docs}
+    store.index_many(list(live.items()))
+    baseline_rows = _drawer_rows(store)
+    assert baseline_rows == 10 * len(set(live.values()))
+    probes = [fp ^ (1 << rng.randrange(64)) for fp in list(live.values())[:50]]
+    baseline = [store.candidates(p) for p in probes]
+
+    for _ in range(10):  # delete, re-index elsewhere
+        store.delete(docs[:150])
+        for d in docs:
+            live[d] = rng.getrandbits(64)
+        store.index_many(list(live.items()))
+    churned_rows = _drawer_rows(store)
+    assert churned_rows == 10 * (len(docs) + 10 * len(docs))  # every fingerprint ever written keeps its rows
+
+    estimate = estimate_orphans(store, seed=1)
+    assert 0.8 < estimate.orphan_rows / estimate.drawer_rows <= 1.0  # 10 of every 11 rows are orphans
+    assert 0.7 * churned_rows < estimate.drawer_rows < 1.3 * churned_rows
+
+    untouched = collect(store, grace_seconds=3600, dry_run=True)  # everything is younger than the grace
+    assert untouched.orphan_drawer_rows_deleted == 0 and untouched.skipped_in_grace > 0
+    dry = collect(store, grace_seconds=0, dry_run=True)
+    assert dry.orphan_drawer_rows_deleted == churned_rows - 10 * len(docs)
+    assert _drawer_rows(store) == churned_rows  # a dry run changes nothing
+
+    class Interrupted(Exception):
+        pass
+
+    def interrupt(phase: str, fraction: float | None, rows: int) -> None:
+        if phase == "drawers" and rows >= 4_000:
+            raise Interrupted
+
+    with pytest.raises(Interrupted):
+        collect(store, grace_seconds=0, progress=interrupt)
+    assert 10 * len(docs) < _drawer_rows(store) < churned_rows  # part done
+    report = collect(store, grace_seconds=0)  # resumes in the drawers pass
+    assert report.phase == "drawers" and report.drawer_rows_scanned < churned_rows
+
+    assert _drawer_rows(store) == 10 * len(set(live.values()))
+    assert estimate_orphans(store, seed=1).orphan_rows == 0
+    current = set(live.values())
+    # The probes' candidates: only live fingerprints remain, and every live one that shares a drawer.
+    for probe, before in zip(probes, baseline, strict=True):
+        now = store.candidates(probe)
+        assert now <= current
+        assert {c for c in before if c in current} <= now
+    assert sum(len(store.candidates(p)) for p in probes) <= sum(len(b) for b in baseline) + len(probes)
+    for d, fp in list(live.items())[:20]:
+        assert [h.doc_id for h in store.query(fp, max_distance=0) if h.doc_id == d] == [d]
+    assert last_report(store) is not None and last_report(store).finished is not None
+
+
+def test_gc_deletes_ghost_columns_and_counts_the_top_fingerprints(make_index) -> None:
+    store = make_index(regions=2)
+    rng = random.Random(7)
+    hot, warm = rng.getrandbits(64), rng.getrandbits(64)
+    store.index_many([(f"hot-{n:03d}", hot) for n in range(120)] + [(f"warm-{n}", warm) for n in range(7)])
+    ghost_fp = rng.getrandbits(64)
+    with _conn(store) as conn:  # a column without its record: what a writer before writes.py's order could leave
+        conn.table(store.tables.fp2docs.name).put(fingerprint_row(ghost_fp), {doc_column(b"ghost"): b""})
+        for key in drawer_keys(ghost_fp):
+            conn.table(store.tables.drawers.name).put(key, {b"d:": b""})
+        conn.table(store.tables.fp2docs.name).put(fingerprint_row(hot), {doc_column(b"warm-1"): b""})  # moved
+    assert {h.doc_id for h in store.query(ghost_fp, max_distance=0)} == {"ghost"}
+
+    report = collect(store, grace_seconds=0)
+    assert report.ghost_columns_deleted == 2
+    assert report.top_fingerprints[:2] == [(f"{hot:016x}", 120), (f"{warm:016x}", 7)]
+    assert store.query(ghost_fp, max_distance=0) == []
+    assert _drawers_present(store, ghost_fp) == 0  # orphaned by the ghost's removal, then removed
+    assert report.orphan_drawer_rows_deleted == 10
+    assert _drawers_present(store, hot) == 10
+    assert "warm-1" not in {h.doc_id for h in store.query(hot, max_distance=0)}
+    assert store.get("warm-1") == warm
+
+
+def test_stats_reports_orphans_and_the_last_gc_top_fingerprints(make_index) -> None:
+    from simhash_client import SimHashClient
+    from simhash_server.rpc.server import ServerConfig, SimHashServer
+
+    store = make_index(regions=2)
+    rng = random.Random(11)
+    hot = rng.getrandbits(64)
+    store.index_many([(f"s-{n}", hot) for n in range(30)] + [(f"t-{n}", rng.getrandbits(64)) for n in range(40)])
+    store.delete([f"t-{n}" for n in range(20)])  # 200 orphan drawer rows of 610
+    server = SimHashServer(ServerConfig(address="127.0.0.1:0", metrics_address=None, store=store.config))
+    server.start()
+    try:
+        with SimHashClient(f"127.0.0.1:{server.port}") as client:
+            before = client.stats()
+        assert before.last_gc is None and before.top_fingerprints == ()
+        assert before.orphan_sample > 0 and 0 < before.orphan_drawer_rows_estimate <= before.drawer_rows_estimate
+        collect(store, grace_seconds=0)
+        server.stop(grace=1)
+        server = SimHashServer(ServerConfig(address="127.0.0.1:0", metrics_address=None, store=store.config))
+        server.start()  # a fresh Stats cache
+        with SimHashClient(f"127.0.0.1:{server.port}") as client:
+            after = client.stats()
+    finally:
+        server.stop(grace=1)
+    assert after.documents == 50
+    assert after.top_fingerprints[0] == (hot, 30) and len(after.top_fingerprints) == 10
+    assert after.last_gc is not None and after.orphan_drawer_rows_estimate == 0
+    assert after.drawer_rows_estimate > 0
+
+
+def test_a_fingerprint_shared_by_thousands_costs_a_query_only_its_limit(make_index, monkeypatch) -> None:
+    """Hits rank by distance, then id, and HBase keeps a row's columns sorted: a query of limit n reads the
+    first n documents of each nearby fingerprint, and answers exactly as if it had read them all."""
+    store = make_index(regions=2)
+    rng = random.Random(5)
+    hot = rng.getrandbits(64)
+    near = hot ^ 0b101  # distance 2
+    ids = [f"h{rng.getrandbits(40):010x}" for _ in range(5_000)]
+    for n in range(0, len(ids), 1_000):
+        store.index_many([(d, hot) for d in ids[n : n + 1_000]])
+    store.index_many([("near-b", near), ("near-a", near)])
+    read: list[int] = []  # documents each fp2docs read returned
+    documents_of = store._documents_of
+
+    def counted(columns, deadline):
+        found = documents_of(columns, deadline)
+        read.append(sum(len(docs) for docs in found.values()))
+        return found
+
+    monkeypatch.setattr(store, "_documents_of", counted)
+    hits = store.query(hot, limit=10)
+    assert [h.doc_id for h in hits] == sorted(ids)[:10]
+    assert read == [12]  # 10 of the hot fingerprint (not 5,000) and the 2 of the near one
+    hits = store.query(near, limit=3)
+    assert [(h.doc_id, h.distance) for h in hits] == [("near-a", 0), ("near-b", 0), (sorted(ids)[0], 2)]
+    every = store.query(hot, limit=None)
+    assert len(every) == 5_002 and [h.doc_id for h in every[:10]] == sorted(ids)[:10] and read[-1] == 5_002

@@ -1,0 +1,77 @@
+"""The write order's invariant, checked on every prefix of every call's steps (pure: the tables as dicts).
+
+Every fp2docs column (fp, doc) must have docs[doc] == fp after any step, whatever was stored before: then a
+query never answers a document at a fingerprint its record does not name, and Delete leaves no ghost."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simhash_server.index.keys import doc_of_column, fingerprint_of_row
+from simhash_server.index.writes import FP_COLUMN, Step, delete_steps, index_steps
+
+pytestmark = pytest.mark.unit
+
+Tables = dict[str, dict[bytes, dict[bytes, bytes]]]
+
+
+def _apply(tables: Tables, step: Step) -> None:
+    table = tables[step.table]
+    for row, columns in step.deletes:
+        if columns is None:
+            table.pop(row, None)
+        else:
+            for column in columns:
+                table.get(row, {}).pop(column, None)
+    for row, data in step.puts:
+        table.setdefault(row, {}).update(data)
+
+
+def _invariant(tables: Tables) -> None:
+    for row, columns in tables["fp2docs"].items():
+        for column in columns:
+            doc = doc_of_column(column).encode()
+            record = tables["docs"].get(doc, {}).get(FP_COLUMN)
+            assert record is not None and fingerprint_of_row(record) == fingerprint_of_row(row), (doc, row)
+
+
+def _stored(tables: Tables) -> dict[bytes, int]:
+    return {doc: fingerprint_of_row(data[FP_COLUMN]) for doc, data in tables["docs"].items()}
+
+
+docs = st.sampled_from([b"a", b"b", b"c"])
+fps = st.sampled_from([1, 2, 3])
+calls = st.lists(
+    st.one_of(
+        st.dictionaries(docs, fps, min_size=1).map(lambda d: ("index", d)),
+        st.sets(docs, min_size=1).map(lambda d: ("delete", d)),
+    ),
+    max_size=6,
+)
+
+
+@given(calls, st.lists(st.integers(0, 4), min_size=6, max_size=6))
+def test_every_prefix_of_every_call_keeps_the_invariant(history, cut_at) -> None:
+    tables: Tables = {"drawers": {}, "fp2docs": {}, "docs": {}}
+    for (kind, arg), cut in zip(history, cut_at, strict=False):
+        old = _stored(tables)
+        if kind == "index":
+            steps = index_steps(arg, {d: b"s" for d in arg}, old)
+        else:
+            steps = delete_steps({d: old[d] for d in arg if d in old})
+        for step in steps[:cut]:  # a writer that dies after `cut` steps (or finishes)
+            _apply(tables, step)
+            _invariant(tables)
+
+
+def test_a_completed_index_is_visible_where_its_record_says() -> None:
+    tables: Tables = {"drawers": {}, "fp2docs": {}, "docs": {}}
+    for step in index_steps({b"a": 5}, {b"a": b"s"}, {}):
+        _apply(tables, step)
+    for step in index_steps({b"a": 6}, {b"a": b"t"}, _stored(tables)):
+        _apply(tables, step)
+    assert _stored(tables) == {b"a": 6}
+    assert {fingerprint_of_row(r): c for r, c in tables["fp2docs"].items() if c} == {6: {b"d:a": b"t"}}
+    assert len(tables["drawers"]) == 20  # both fingerprints' rows: the old ones are orphans until gc
