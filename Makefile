@@ -9,7 +9,7 @@ JARS := deploy/hbase-local/target/lib/.complete
 PYTEST_ARGS ?=
 
 .PHONY: run stop test test-containers images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
-	eval soak bench-fingerprint bench-dedup bench-query bench-compression bench-grpc bench-bulkload bench-verify golden proto proto-check tools
+	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-verify golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
 run: install jars
@@ -136,6 +136,11 @@ bench-verify: install jars
 bench-dedup: install jars
 	$(BIN)/simhash-index hbase start
 	$(BIN)/python benchmarks/bench_dedup.py $(BENCH_ARGS)
+
+# A fingerprint shared by 1,000,000 documents against ordinary ones; churn's orphans before and after gc
+bench-gc: install jars
+	$(BIN)/simhash-index hbase start
+	$(BIN)/python benchmarks/bench_gc.py $(BENCH_ARGS)
 
 # 10 minutes of mixed load (70% Query, 20% Index, 10% Deduplicate) at half the sustained rate: errors, server
 # RSS and p99 drift, and docs/soak.png

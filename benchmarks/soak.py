@@ -114,16 +114,10 @@ def main() -> None:
     target = f"127.0.0.1:{port}"
     try:
         with SimHashClient(target, timeout=5, retries=0) as probe:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    if probe.health():
-                        break
-                except SimHashError:
-                    pass
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise SystemExit("the server never became SERVING")
-                time.sleep(0.2)
+            try:
+                probe.wait_until_serving(timeout=120)
+            except SimHashError as exc:
+                raise SystemExit(f"the server never became SERVING: {exc}") from None
             rng = random.Random(1)
             texts = [article(rng) for _ in range(2000)]
             for start in range(0, len(texts), 100):

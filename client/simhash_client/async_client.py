@@ -13,7 +13,7 @@ from grpc_health.v1 import health_pb2
 
 from simhash_client import calls
 from simhash_client.channel import ChannelSettings, Connection
-from simhash_client.errors import SimHashError, from_rpc_error
+from simhash_client.errors import SimHashError, Unavailable, from_rpc_error
 from simhash_client.types import DedupResult, FingerprintResult, Hit, IndexOutcome, Stats
 
 __all__ = ["AsyncSimHashClient"]
@@ -68,6 +68,20 @@ class AsyncSimHashClient(Connection):
         except grpc.RpcError as exc:
             raise from_rpc_error(exc) from None
         return answer.status == health_pb2.HealthCheckResponse.SERVING
+
+    async def wait_until_serving(self, timeout: float = 60.0) -> None:
+        watch = self._health.Watch(
+            health_pb2.HealthCheckRequest(), timeout=timeout, metadata=self.settings.metadata, wait_for_ready=True
+        )
+        try:
+            async for answer in watch:
+                if answer.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+        except grpc.RpcError as exc:
+            raise from_rpc_error(exc) from None
+        finally:
+            watch.cancel()
+        raise Unavailable("the server ended its health stream without saying SERVING")
 
     async def fingerprint(self, text: str, *, timeout: float | None = None) -> FingerprintResult:
         return await self._run(calls.fingerprint(text), timeout)

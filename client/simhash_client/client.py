@@ -11,7 +11,7 @@ from grpc_health.v1 import health_pb2
 
 from simhash_client import calls
 from simhash_client.channel import ChannelSettings, Connection
-from simhash_client.errors import SimHashError, from_rpc_error
+from simhash_client.errors import SimHashError, Unavailable, from_rpc_error
 from simhash_client.types import DedupResult, FingerprintResult, Hit, IndexOutcome, Stats
 
 __all__ = ["SimHashClient"]
@@ -74,6 +74,24 @@ class SimHashClient(Connection):
         except grpc.RpcError as exc:
             raise from_rpc_error(exc) from None
         return answer.status == health_pb2.HealthCheckResponse.SERVING
+
+    def wait_until_serving(self, timeout: float = 60.0) -> None:
+        """Return once the server says SERVING; DeadlineExceeded if it has not within ``timeout`` seconds.
+
+        Waits on the health service's Watch stream, which waits for the server to be reachable at all, so
+        it serves a server still starting, or one whose index is still unreachable."""
+        watch = self._health.Watch(
+            health_pb2.HealthCheckRequest(), timeout=timeout, metadata=self.settings.metadata, wait_for_ready=True
+        )
+        try:
+            for answer in watch:
+                if answer.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+        except grpc.RpcError as exc:
+            raise from_rpc_error(exc) from None
+        finally:
+            watch.cancel()
+        raise Unavailable("the server ended its health stream without saying SERVING")
 
     def fingerprint(self, text: str, *, timeout: float | None = None) -> FingerprintResult:
         return self._run(calls.fingerprint(text), timeout)

@@ -156,18 +156,16 @@ class SimHashIndexContainer:
 
     def _wait_serving(self) -> None:
         deadline = time.monotonic() + _STARTUP_SECONDS
-        with self.client(timeout=5, retries=0) as probe:
+        with self.client(retries=0) as probe:
             while True:
                 try:
-                    if probe.health():
-                        return
+                    probe.wait_until_serving(timeout=5)
+                    return
                 except SimHashError:
-                    pass  # not listening yet
-                self._server.reload()
-                if self._server.status == "exited" or time.monotonic() > deadline:
-                    out, err = self._server.get_logs()
-                    raise RuntimeError(f"the server never became SERVING: {(out + err).decode()[-2000:]}")
-                time.sleep(0.5)
+                    self._server.reload()
+                    if self._server.status == "exited" or time.monotonic() > deadline:
+                        out, err = self._server.get_logs()
+                        raise RuntimeError(f"the server never became SERVING: {(out + err).decode()[-2000:]}") from None
 
     def stop(self) -> None:
         for part in (self._server, self.hbase):

@@ -9,7 +9,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from simhash_client import SimHashClient, SimHashError
+from simhash_client import SimHashClient
 from simhash_deploy import Ports
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,14 +32,7 @@ def test_the_compose_stack_serves_indexes_queries_and_is_scraped(compose, images
     try:
         assert up.returncode == 0, up.stderr
         with SimHashClient(f"127.0.0.1:{ports.thrift}", timeout=10, retries=0) as client:
-
-            def serving() -> bool:
-                try:
-                    return client.health()
-                except SimHashError:
-                    return False
-
-            _wait("the server answering SERVING", serving)
+            client.wait_until_serving(timeout=600)
             stored = client.deduplicate("compose-1", text=ARTICLE)
             assert stored.stored
             copy = client.deduplicate("compose-2", text=ARTICLE + "（转载）")

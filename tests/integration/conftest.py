@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
+from simhash_client import SimHashClient, SimHashError
+from simhash_deploy import Ports
 from simhash_schema import IndexTables, apply_schema, connect, index_tables
 from simhash_server.index.store import IndexStore, StoreConfig
 
@@ -58,6 +65,47 @@ def make_index(hbase) -> Iterator[Callable[..., IndexStore]]:
     for store, tables in made:
         store.close()
         drop_tables(hbase, tables)
+
+
+CLI = str(Path(sys.executable).with_name("simhash-index"))
+
+
+@pytest.fixture(scope="module")
+def spawn_server(hbase) -> Iterator[Callable[..., tuple[subprocess.Popen, str]]]:
+    """Start `simhash-index serve` processes on an index of the session's HBase; each is SERVING when
+    returned (with its target), and stopped, if still running, when the module ends."""
+    started: list[subprocess.Popen] = []
+
+    def spawn(prefix: str, *options: str, env: dict[str, str] | None = None, **popen: object):
+        port = Ports.free().thrift
+        environment = {
+            **os.environ,
+            "SIMHASH_HBASE_HOST": hbase.host,
+            "SIMHASH_HBASE_THRIFT_PORT": str(hbase.thrift_port),
+            "SIMHASH_HBASE_THRIFT2_PORT": str(hbase.thrift2_port),
+            "SIMHASH_TABLE_PREFIX": prefix,
+            **(env or {}),
+        }
+        popen = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, **popen}
+        proc = subprocess.Popen([CLI, "serve", "--address", f"127.0.0.1:{port}", *options], env=environment, **popen)
+        started.append(proc)
+        target = f"127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        with SimHashClient(target, retries=0) as probe:
+            while True:
+                try:
+                    probe.wait_until_serving(timeout=5)
+                    return proc, target
+                except SimHashError:
+                    assert proc.poll() is None, f"the server exited during start-up ({proc.returncode})"
+                    assert time.monotonic() < deadline, "the server never became SERVING"
+
+    yield spawn
+    for proc in started:
+        if proc.poll() is None:
+            proc.terminate()
+    for proc in started:
+        proc.wait(60)
 
 
 @pytest.fixture(scope="module")

@@ -107,3 +107,70 @@ def test_every_acknowledged_index_survives_a_sigkill_of_hbase(own_hbase) -> None
         assert (lost, unmapped, missing_drawers) == ([], [], []), f"of {len(acknowledged)} acknowledged"
     finally:
         server.stop(grace=1)
+
+
+def test_a_server_killed_mid_index_batch_leaves_no_wrong_answer_and_gc_makes_every_document_whole(
+    make_index, spawn_server
+) -> None:
+    """SIGKILL of a `simhash-index serve` process while 4 callers re-index documents in batches (so documents
+    move between fingerprints mid-write).  Wherever the kill lands: each document's record is its last
+    acknowledged fingerprint or the one in flight, no query answers it at another, and after gc each
+    document with a record is whole."""
+    from simhash_server.index.gc import collect
+
+    store = make_index(regions=4)
+    proc, target = spawn_server(store.config.table_prefix, "--metrics-address", "")
+    ids = [f"m{n:04d}" for n in range(400)]
+    acknowledged: dict[str, int] = {}
+    attempted: dict[str, set[int]] = {d: set() for d in ids}
+    lock = threading.Lock()
+    enough = threading.Event()
+    batches = [0]
+
+    def writer(n: int) -> None:
+        rng = random.Random(n)
+        mine = ids[n::WRITERS]
+        with SimHashClient(target, timeout=20, retries=0) as c:
+            while True:
+                batch = {d: rng.getrandbits(64) for d in rng.sample(mine, 50)}
+                with lock:
+                    for d, fp in batch.items():
+                        attempted[d].add(fp)
+                try:
+                    c.index_batch([{"doc_id": d, "simhash": fp} for d, fp in batch.items()])
+                except SimHashError:
+                    return  # the server is gone: this batch was not acknowledged
+                with lock:
+                    acknowledged.update(batch)
+                    batches[0] += 1
+                    if batches[0] >= 40:
+                        enough.set()
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    assert enough.wait(300), "the writers never got going"
+    proc.kill()
+    for thread in threads:
+        thread.join(120)
+    assert not any(thread.is_alive() for thread in threads)
+
+    def check() -> dict[str, int | None]:
+        records = {d: store.get(d) for d in ids}
+        for d in ids:
+            allowed = attempted[d] | ({acknowledged[d]} if d in acknowledged else {None})
+            assert records[d] in allowed, f"{d}: record {records[d]} was never written"
+            assert d not in acknowledged or records[d] is not None, f"{d}: acknowledged, now without a record"
+        for fp in set().union(*attempted.values()):
+            for hit in store.query(fp, max_distance=0):
+                assert records[hit.doc_id] == fp, (
+                    f"{hit.doc_id} answered at {fp:016x}, recorded at {records[hit.doc_id]}"
+                )
+        return records
+
+    check()
+    collect(store, grace_seconds=0)
+    records = check()
+    for d, fp in records.items():
+        if fp is not None:
+            assert d in {h.doc_id for h in store.query(fp, max_distance=0)}, f"{d} is not whole after gc"

@@ -4,10 +4,8 @@ store exactly one of each group, and every other call is told which document it 
 from __future__ import annotations
 
 import itertools
-import os
 import queue
 import random
-import subprocess
 import sys
 import threading
 import time
@@ -17,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from simhash_client import SimHashClient, SimHashError
-from simhash_deploy import Ports
+from simhash_client import SimHashClient
 
 CLI = str(Path(sys.executable).with_name("simhash-index"))
 SERVERS, CALLERS, GROUPS, ROUNDS = 2, 16, 200, 2
@@ -47,44 +44,9 @@ def near_duplicates(seed: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def replicas(index, hbase):
+def replicas(index, spawn_server):
     """Two `simhash-index serve` processes on the module's index, like two replicas behind a balancer."""
-    env = {
-        **os.environ,
-        "SIMHASH_HBASE_HOST": hbase.host,
-        "SIMHASH_HBASE_THRIFT_PORT": str(hbase.thrift_port),
-        "SIMHASH_HBASE_THRIFT2_PORT": str(hbase.thrift2_port),
-        "SIMHASH_TABLE_PREFIX": index.config.table_prefix,
-    }
-    ports = [Ports.free().thrift for _ in range(SERVERS)]
-    procs = [
-        subprocess.Popen(
-            [CLI, "serve", "--address", f"127.0.0.1:{port}", "--metrics-address", ""],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for port in ports
-    ]
-    try:
-        for proc, port in zip(procs, ports, strict=True):
-            with SimHashClient(f"127.0.0.1:{port}", timeout=5, retries=0) as probe:
-                deadline = time.monotonic() + 120
-                while True:
-                    try:
-                        if probe.health():
-                            break
-                    except SimHashError:
-                        pass
-                    assert proc.poll() is None, "a replica exited during start-up"
-                    assert time.monotonic() < deadline, "a replica never became SERVING"
-                    time.sleep(0.2)
-        yield [f"127.0.0.1:{port}" for port in ports]
-    finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            proc.wait(60)
+    return [spawn_server(index.config.table_prefix, "--metrics-address", "")[1] for _ in range(SERVERS)]
 
 
 @pytest.mark.parametrize("round_", range(ROUNDS))

@@ -253,6 +253,28 @@ def test_a_call_after_the_pool_sat_idle_past_the_gateway_timeout_succeeds(server
 
 def test_health_is_serving_while_the_index_answers(client) -> None:
     assert client.health() is True
+    client.wait_until_serving(timeout=10)  # returns: the server says SERVING
+
+
+@pytest.mark.parametrize("kind", ["blocking", "asyncio"])
+def test_waiting_for_a_server_that_never_comes_ends_at_the_timeout(kind) -> None:
+    import asyncio
+
+    from simhash_client import AsyncSimHashClient, DeadlineExceeded
+    from simhash_deploy import Ports
+
+    target = f"127.0.0.1:{Ports.free().thrift}"  # nothing listens there
+
+    async def wait_async() -> None:
+        async with AsyncSimHashClient(target, retries=0) as client:
+            await client.wait_until_serving(timeout=1)
+
+    with pytest.raises(DeadlineExceeded):
+        if kind == "blocking":
+            with SimHashClient(target, retries=0) as client:
+                client.wait_until_serving(timeout=1)
+        else:
+            asyncio.run(wait_async())
 
 
 def test_the_health_command_exits_0_when_serving_and_1_when_nothing_answers(server) -> None:

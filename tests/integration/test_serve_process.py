@@ -12,9 +12,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
 from simhash_client import SimHashClient, Unavailable
@@ -24,46 +22,20 @@ CLI = str(Path(sys.executable).with_name("simhash-index"))
 
 
 @pytest.fixture
-def serve_process(index, hbase):
-    ports = Ports.free()
-    port, metrics_port = ports.thrift, ports.thrift2
-    env = {
-        **os.environ,
-        "SIMHASH_HBASE_THRIFT_PORT": str(hbase.thrift_port),
-        "SIMHASH_HBASE_THRIFT2_PORT": str(hbase.thrift2_port),
-        "SIMHASH_TABLE_PREFIX": index.config.table_prefix,
-        "SIMHASH_HBASE_TIMEOUT_MS": "600000",  # a call waits out paused gateways rather than timing out
-    }
-    proc = subprocess.Popen(
-        [
-            CLI,
-            "serve",
-            "--address",
-            f"127.0.0.1:{port}",
-            "--metrics-address",
-            f"127.0.0.1:{metrics_port}",
-            "--grace-seconds",
-            "600",
-        ],
-        env=env,
+def serve_process(index, spawn_server):
+    metrics_port = Ports.free().thrift2
+    proc, target = spawn_server(
+        index.config.table_prefix,
+        "--metrics-address",
+        f"127.0.0.1:{metrics_port}",
+        "--grace-seconds",
+        "600",
+        env={"SIMHASH_HBASE_TIMEOUT_MS": "600000"},  # a call waits out paused gateways rather than timing out
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
-    health = health_pb2_grpc.HealthStub(grpc.insecure_channel(f"127.0.0.1:{port}"))
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if (
-                health.Check(health_pb2.HealthCheckRequest(), timeout=1).status
-                == health_pb2.HealthCheckResponse.SERVING
-            ):
-                break
-        except grpc.RpcError:
-            pass
-        assert proc.poll() is None, proc.stdout.read()
-        assert time.monotonic() < deadline, "the server never became SERVING"
-        time.sleep(0.2)
+    port = int(target.rsplit(":", 1)[1])
     yield proc, port, metrics_port
     if proc.poll() is None:
         proc.kill()
