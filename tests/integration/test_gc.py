@@ -110,8 +110,15 @@ def test_churn_orphans_are_collected_and_the_index_returns_to_its_baseline(make_
         for d in docs:
             live[d] = rng.getrandbits(64)
         store.index_many(list(live.items()))
+    # A fingerprint written twice holds two versions of its drawer cells: removing the newest must not
+    # let the older one show through.
+    twice = rng.getrandbits(64)
+    store.index_many([("twice", twice)])
+    store.index_many([("twice", twice)])
+    store.index_many([("twice", rng.getrandbits(64))])
+    store.delete(["twice"])
     churned_rows = _drawer_rows(store)
-    assert churned_rows == 10 * (len(docs) + 10 * len(docs))  # every fingerprint ever written keeps its rows
+    assert churned_rows == 10 * (len(docs) + 10 * len(docs) + 2)  # every fingerprint ever written keeps its rows
 
     estimate = estimate_orphans(store, seed=1)
     assert 0.8 < estimate.orphan_rows / estimate.drawer_rows <= 1.0  # 10 of every 11 rows are orphans
@@ -121,6 +128,7 @@ def test_churn_orphans_are_collected_and_the_index_returns_to_its_baseline(make_
     assert untouched.orphan_drawer_rows_deleted == 0 and untouched.skipped_in_grace > 0
     dry = collect(store, grace_seconds=0, dry_run=True)
     assert dry.orphan_drawer_rows_deleted == churned_rows - 10 * len(docs)
+    assert _drawers_present(store, twice) == 10
     assert _drawer_rows(store) == churned_rows  # a dry run changes nothing
 
     class Interrupted(Exception):
@@ -137,6 +145,7 @@ def test_churn_orphans_are_collected_and_the_index_returns_to_its_baseline(make_
     assert report.phase == "drawers" and report.drawer_rows_scanned < churned_rows
 
     assert _drawer_rows(store) == 10 * len(set(live.values()))
+    assert _drawers_present(store, twice) == 0
     assert estimate_orphans(store, seed=1).orphan_rows == 0
     current = set(live.values())
     # The probes' candidates: only live fingerprints remain, and every live one that shares a drawer.

@@ -13,7 +13,7 @@ meta table, so a gc run stopped anywhere goes on from there, from any machine):
 
 Beside live traffic: only cells older than ``grace_seconds`` are touched (a live writer's steps are
 milliseconds apart, and each Thrift call is bounded by its timeout), and a delete removes exactly the version
-it saw, so a writer's newer put of the same cell survives it.
+it saw and older ones, so a writer's newer put of the same cell survives it.
 
 ``estimate_orphans`` is Stats' cheap view of pass 3: a sample of drawer rows from random start keys.
 """
@@ -177,7 +177,7 @@ class _Run:
         self.store.thrift2.run(lambda c: c.putMultiple(self.names["fp2docs"], columns))
         now = self._records([doc for doc, _ in broken])
         undo = [
-            self._exact_delete(fingerprint_row(fp), doc, stamp)
+            self._delete_up_to(fingerprint_row(fp), doc, stamp)
             for doc, fp in broken
             if now.get(doc, (None, 0))[0] != fp
         ]
@@ -199,7 +199,7 @@ class _Run:
                 if records.get(doc, (None, 0))[0] == fp:
                     counts[fp] = counts.get(fp, 0) + 1
                 elif self._old(stamp):
-                    ghosts.append(self._exact_delete(row, doc, stamp))
+                    ghosts.append(self._delete_up_to(row, doc, stamp))
             if ghosts and not self.report.dry_run:
                 self.store.thrift2.run(lambda c, g=ghosts: c.deleteMultiple(self.names["fp2docs"], g))
             self.report.ghost_columns_deleted += len(ghosts)
@@ -226,7 +226,7 @@ class _Run:
             )
             orphans = {fp for fp, ok in zip(fps, owned, strict=True) if not ok}
             doomed = [
-                self._exact_delete(key, b"", stamp) for key, fp, stamp in rows if fp in orphans and self._old(stamp)
+                self._delete_up_to(key, b"", stamp) for key, fp, stamp in rows if fp in orphans and self._old(stamp)
             ]
             if doomed and not self.report.dry_run:
                 self.store.thrift2.run(lambda c, d=doomed: c.deleteMultiple(self.names["drawers"], d))
@@ -248,13 +248,14 @@ class _Run:
             if r.columnValues
         }
 
-    def _exact_delete(self, row: bytes, qualifier: bytes, stamp: int) -> Any:
-        """A delete of exactly one version of one cell (a newer put of it survives)."""
+    def _delete_up_to(self, row: bytes, qualifier: bytes, stamp: int) -> Any:
+        """A delete of one cell's version seen and every older one (an older version would otherwise show
+        through), while a newer put of it survives."""
         t = self.t
         return t.TDelete(
             row=row,
             columns=[t.TColumn(family=_FAMILY, qualifier=qualifier, timestamp=stamp)],
-            deleteType=t.TDeleteType.DELETE_COLUMN,
+            deleteType=t.TDeleteType.DELETE_COLUMNS,
         )
 
 
