@@ -8,7 +8,7 @@ NATIVE := $(VENV)/.native
 JARS := deploy/hbase-local/target/lib/.complete
 PYTEST_ARGS ?=
 
-.PHONY: run stop test test-containers images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
+.PHONY: run stop test test-containers test-cluster cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
 	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-verify golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
@@ -33,6 +33,20 @@ CONTAINER_ENV := TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_CONNECTION_MOD
 test-containers: install images
 	$(CONTAINER_ENV) $(BIN)/python -m pytest tests/containers $(PYTEST_ARGS)
 	$(CONTAINER_ENV) SIMHASH_TEST_HBASE=container $(BIN)/python -m pytest tests/integration $(PYTEST_ARGS)
+
+# The distributed cluster (deploy/cluster.yaml: HDFS, ZooKeeper, HMaster, 2 region servers, Thrift, 2 replicas)
+# on a stack of its own: a region server killed under load, regions moved, a replica restarted.  Recovery
+# times land in var/cluster-results.json.  About 10 minutes.
+test-cluster: install images
+	$(BIN)/python -m pytest tests/cluster $(PYTEST_ARGS)
+	@cat var/cluster-results.json
+
+COMPOSE = $(shell docker compose version >/dev/null 2>&1 && echo docker compose || echo docker-compose)
+cluster-up: images
+	$(COMPOSE) -p simhash-cluster -f deploy/cluster.yaml up -d
+
+cluster-down:
+	$(COMPOSE) -p simhash-cluster -f deploy/cluster.yaml down -v
 
 # simhash-index/base (debootstrap), simhash-index/hbase, simhash-index/server, simhash-index/prometheus
 images: jars engine

@@ -240,3 +240,31 @@ def test_a_fingerprint_shared_by_thousands_costs_a_query_only_its_limit(make_ind
     assert [(h.doc_id, h.distance) for h in hits] == [("near-a", 0), ("near-b", 0), (sorted(ids)[0], 2)]
     every = store.query(hot, limit=None)
     assert len(every) == 5_002 and [h.doc_id for h in every[:10]] == sorted(ids)[:10] and read[-1] == 5_002
+
+
+def test_the_gc_command_reports_json_and_refuses_an_unreachable_hbase_cleanly(make_index) -> None:
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    store = make_index(regions=2)
+    store.index_many([("cli-1", 1), ("cli-2", 2)])
+    store.delete(["cli-2"])
+    cli = str(Path(sys.executable).with_name("simhash-index"))
+    config = store.config
+    options = ["--thrift-port", str(config.thrift_port), "--thrift2-port", str(config.thrift2_port)]
+    options += ["--table-prefix", config.table_prefix, "--grace", "0"]
+    done = subprocess.run([cli, "gc", *options, "--compact"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["orphan_drawer_rows_deleted"] == 10 and report["finished"] is not None
+    assert store.get("cli-1") == 1
+
+    from simhash_deploy import Ports
+
+    nowhere = ["--thrift-port", str(Ports.free().thrift), "--thrift2-port", str(Ports.free().thrift2)]
+    failed = subprocess.run([cli, "gc", *nowhere, "--hbase-timeout-ms", "500"], capture_output=True, text=True)
+    assert failed.returncode == 1 and "Traceback" not in failed.stderr
+    last = failed.stderr.strip().splitlines()[-1]
+    assert last.startswith("Error: thrift2: HBase did not answer") and last.endswith("(run gc again to resume)")

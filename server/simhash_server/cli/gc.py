@@ -26,8 +26,13 @@ from simhash_server.cli.options import store_config, store_options
 )
 @click.option("--dry-run", is_flag=True, help="Count what would be fixed; change nothing.")
 @click.option("--restart", is_flag=True, help="Start over instead of resuming an interrupted run.")
+@click.option(
+    "--compact",
+    is_flag=True,
+    help="Then ask HBase to major-compact the tables, dropping the delete markers scans still step over.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar (a line every 10 s instead).")
-def gc_command(grace_seconds: int, dry_run: bool, restart: bool, quiet: bool, **opts: Any) -> None:
+def gc_command(grace_seconds: int, dry_run: bool, restart: bool, compact: bool, quiet: bool, **opts: Any) -> None:
     """Delete drawer rows and fp2docs columns no document owns, and make incomplete documents whole.
 
     Safe beside live traffic, and resumable: an interrupted run goes on where it stopped (the point is
@@ -40,7 +45,7 @@ def gc_command(grace_seconds: int, dry_run: bool, restart: bool, quiet: bool, **
     try:
         with IndexStore(store_config(opts)) as store:
             report = _with_progress(
-                lambda progress: collect(store, grace_seconds, dry_run, restart, progress),
+                lambda progress: collect(store, grace_seconds, dry_run, restart, progress, compact),
                 quiet or not sys.stderr.isatty(),
             )
     except (SchemaError, StoreError, OSError) as exc:

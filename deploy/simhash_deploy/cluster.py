@@ -1,0 +1,221 @@
+"""One role of a distributed HBase on HDFS, in a container of the HBase image: `python -m simhash_deploy.cluster
+ROLE` (deploy/cluster.yaml runs one container per role).
+
+Roles: zookeeper, namenode, datanode, master, regionserver, thrift (both gateways).  All of them are the
+jars `make jars` fetched from Maven Central (HBase 2.6.1 and the Hadoop 2.10.2 it is built against; the
+NameNode and DataNode are Hadoop's own classes from hadoop-hdfs), with hbase_local.py's JVM flags.  Each
+role writes its configuration under $SIMHASH_HBASE_DATA/conf, then runs its JVM in the foreground, logging
+to the console (`docker logs`).  `... check ROLE` is the health check: the role's port answers (for thrift,
+a Thrift call does).  `... regions unload|load SERVER` moves regions off a region server and back.
+
+Settings, from the environment (defaults in brackets):
+  SIMHASH_HBASE_DATA [/data]                 configuration and the role's data
+  SIMHASH_HEAP_MB [512]                      the JVM's heap
+  SIMHASH_ZOOKEEPER [zookeeper]              ZooKeeper's host
+  SIMHASH_NAMENODE [namenode]                the NameNode's host
+  SIMHASH_ZK_SESSION_TIMEOUT_MS [20000]      how soon a dead region server's ZooKeeper session expires
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from simhash_deploy.hbase_local import JDK17_FLAGS, THRIFT1_CLASS, THRIFT2_CLASS, project_root
+
+__all__ = ["ROLES", "main"]
+
+NAMENODE_PORT, ZOOKEEPER_PORT, THRIFT1_PORT, THRIFT2_PORT = 8020, 2181, 9090, 9091
+MASTER_PORT, REGIONSERVER_PORT, DATANODE_PORT = 16000, 16020, 50010
+ROLES = {  # role -> (main class, arguments, the port that shows it is up)
+    "zookeeper": ("org.apache.zookeeper.server.quorum.QuorumPeerMain", ["{conf}/zoo.cfg"], ZOOKEEPER_PORT),
+    "namenode": ("org.apache.hadoop.hdfs.server.namenode.NameNode", [], NAMENODE_PORT),
+    "datanode": ("org.apache.hadoop.hdfs.server.datanode.DataNode", [], DATANODE_PORT),
+    "master": ("org.apache.hadoop.hbase.master.HMaster", ["start"], MASTER_PORT),
+    "regionserver": ("org.apache.hadoop.hbase.regionserver.HRegionServer", ["start"], REGIONSERVER_PORT),
+    "thrift": (THRIFT1_CLASS, ["-p", str(THRIFT1_PORT), "-threadpool", "start"], THRIFT1_PORT),
+}
+_CONSOLE_LOG4J2 = """\
+status = warn
+appender.console.type = Console
+appender.console.name = console
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{ISO8601} %-5p [%t] %c{2}: %m%n
+rootLogger = INFO, console
+logger.zookeeper.name = org.apache.zookeeper
+logger.zookeeper.level = WARN
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = WARN
+logger.hdfs.name = org.apache.hadoop.hdfs.server
+logger.hdfs.level = INFO
+"""
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(name) or default
+
+
+def _data() -> Path:
+    return Path(_env("SIMHASH_HBASE_DATA", "/data"))
+
+
+def _site(path: Path, properties: dict[str, str]) -> None:
+    body = "".join(
+        f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>\n" for k, v in properties.items()
+    )
+    path.write_text(
+        f'<?xml version="1.0"?>\n<!-- written by simhash_deploy.cluster -->\n<configuration>\n{body}</configuration>\n'
+    )
+
+
+def write_config(conf: Path) -> None:
+    data, namenode, zookeeper = _data(), _env("SIMHASH_NAMENODE", "namenode"), _env("SIMHASH_ZOOKEEPER", "zookeeper")
+    conf.mkdir(parents=True, exist_ok=True)
+    _site(
+        conf / "core-site.xml",
+        {"fs.defaultFS": f"hdfs://{namenode}:{NAMENODE_PORT}", "hadoop.tmp.dir": str(data / "tmp")},
+    )
+    _site(
+        conf / "hdfs-site.xml",
+        {
+            "dfs.replication": "1",  # one DataNode here; a real cluster keeps the default 3
+            "dfs.namenode.name.dir": str(data / "name"),
+            "dfs.datanode.data.dir": str(data / "dn"),
+            "dfs.namenode.rpc-bind-host": "0.0.0.0",
+            "dfs.permissions.enabled": "false",
+            # Containers' addresses have no reverse DNS: accept DataNodes by address.
+            "dfs.namenode.datanode.registration.ip-hostname-check": "false",
+        },
+    )
+    _site(
+        conf / "hbase-site.xml",
+        {
+            "hbase.cluster.distributed": "true",
+            "hbase.rootdir": f"hdfs://{namenode}:{NAMENODE_PORT}/hbase",
+            "hbase.tmp.dir": str(data / "tmp"),
+            "hbase.zookeeper.quorum": zookeeper,
+            "zookeeper.session.timeout": _env("SIMHASH_ZK_SESSION_TIMEOUT_MS", "20000"),
+            "hbase.wal.provider": "filesystem",
+            "hbase.master.info.port": "-1",
+            "hbase.regionserver.info.port": "-1",
+            "hbase.master.wait.on.regionservers.mintostart": "2",
+            # Servers go by the names they report (their service names); containers' addresses reverse
+            # to other names, which the master would otherwise impose on them.
+            "hbase.regionserver.hostname.disable.master.reversedns": "true",
+            "hbase.thrift.info.port": "-1",
+            "hbase.thrift.server.socket.read.timeout": "60000",
+            "hbase.io.compress.snappy.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.SnappyCodec",
+            "hbase.io.compress.lz4.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec",
+            "hbase.io.compress.zstd.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.ZstdCodec",
+        },
+    )
+    (conf / "zoo.cfg").write_text(
+        f"dataDir={data / 'zk'}\nclientPort={ZOOKEEPER_PORT}\ntickTime=2000\nmaxSessionTimeout=60000\n"
+        "admin.enableServer=false\n4lw.commands.whitelist=ruok\n"
+    )
+    (conf / "log4j2.properties").write_text(_CONSOLE_LOG4J2)
+    for webapp in ("hdfs", "datanode", "static"):  # Hadoop's web UIs look these up on the class path; the
+        (conf / "webapps" / webapp).mkdir(parents=True, exist_ok=True)  # Maven jars ship none: empty
+
+
+def java(main_class: str, args: list[str], conf: Path) -> list[str]:
+    lib = project_root() / "deploy" / "hbase-local" / "target" / "lib"
+    heap = _env("SIMHASH_HEAP_MB", "512")
+    return [
+        "java",
+        f"-Xms{heap}m",
+        f"-Xmx{heap}m",
+        *JDK17_FLAGS,
+        f"-Dlog4j2.configurationFile=file:{conf / 'log4j2.properties'}",
+        "-Dzookeeper.admin.enableServer=false",
+        "-cp",
+        f"{conf}:{lib}/*",
+        main_class,
+        *(a.format(conf=conf) for a in args),
+    ]
+
+
+def run(role: str) -> int:
+    conf = _data() / "conf"
+    write_config(conf)
+    main_class, args, _ = ROLES[role]
+    if role == "namenode" and not (_data() / "name" / "current").exists():
+        formatted = subprocess.run(java(main_class, ["-format", "-nonInteractive"], conf), check=False)
+        if formatted.returncode != 0:
+            return formatted.returncode
+    commands = [java(main_class, args, conf)]
+    if role == "thrift":  # both gateways in one container: the server reaches them at one host
+        commands.append(java(THRIFT2_CLASS, ["-p", str(THRIFT2_PORT), "-threadpool", "start"], conf))
+    procs = [subprocess.Popen(c) for c in commands]
+
+    def forward(signum: int, _frame: object) -> None:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, forward)
+    pid, status = os.wait()  # one JVM gone (or stopped by a forwarded signal): stop the other
+    for proc in procs:
+        if proc.pid == pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+    forward(signal.SIGTERM, None)
+    codes = [proc.wait() for proc in procs]
+    return next((code for code in codes if code), 0)
+
+
+def check(role: str) -> int:
+    port = ROLES[role][2]
+    ports = [port, THRIFT2_PORT] if role == "thrift" else [port]
+    for p in ports:
+        try:
+            socket.create_connection(("127.0.0.1", p), timeout=3).close()
+        except OSError:
+            try:
+                socket.create_connection((socket.gethostname(), p), timeout=3).close()
+            except OSError:
+                return 1
+    if role == "thrift":
+        import happybase
+        from thriftpy2.thrift import TException
+
+        try:
+            happybase.Connection("127.0.0.1", THRIFT1_PORT, timeout=5000).tables()
+        except (OSError, TException):
+            return 1
+    return 0
+
+
+def move_regions(operation: str, server: str) -> int:
+    """HBase's own RegionMover: ``unload`` moves every region off ``server`` (to the others), ``load`` moves
+    back the ones it unloaded (it keeps their list in /tmp)."""
+    conf = _data() / "conf"
+    mover = java(
+        "org.apache.hadoop.hbase.util.RegionMover", ["-r", f"{server}:{REGIONSERVER_PORT}", "-o", operation], conf
+    )
+    return subprocess.run(mover, check=False).returncode
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) == 1 and args[0] in ROLES:
+        return run(args[0])
+    if len(args) == 2 and args[0] == "check" and args[1] in ROLES:
+        return check(args[1])
+    if len(args) == 3 and args[0] == "regions" and args[1] in ("unload", "load"):
+        return move_regions(args[1], args[2])
+    roles = "|".join(ROLES)
+    print(
+        f"usage: python -m simhash_deploy.cluster {{{roles}}} | check {{{roles}}} | regions unload|load SERVER",
+        file=sys.stderr,
+    )
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,213 @@
+"""Faults on the distributed cluster, under traffic: a region server killed (its WAL split and replayed from
+HDFS, its regions reassigned), regions moved, a server replica restarted.  Nothing acknowledged is lost, no
+answer is ever wrong (a query that cannot be answered fails; it never answers "no near-duplicates"), and the
+recovery times are recorded (var/cluster-results.json)."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable
+
+from simhash_client import SimHashClient, SimHashError
+from simhash_schema import connect, index_tables
+
+SEEDED = 300
+REGION_SERVERS = ("regionserver1", "regionserver2")
+
+
+class Traffic:
+    """Writers (Index, each a new document) and a reader (Query of an acknowledged document at distance 0)
+    against replicas, every outcome logged with its time."""
+
+    def __init__(self, targets: list[str], writers: int = 3, seed: int = 0) -> None:
+        self.targets = targets
+        self.acknowledged: dict[str, int] = {}
+        self.reads: list[tuple[float, str]] = []  # (time, "ok" | "wrong" | status name)
+        self.writes: list[tuple[float, str]] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._rng = random.Random(seed)
+        self._threads = [threading.Thread(target=self._write, args=(n,)) for n in range(writers)]
+        self._threads.append(threading.Thread(target=self._read))
+
+    def seed(self, count: int) -> None:
+        with SimHashClient(self.targets[0], timeout=60) as client:
+            batch = {f"seed-{n}": self._rng.getrandbits(64) for n in range(count)}
+            for start in range(0, count, 100):
+                part = list(batch.items())[start : start + 100]
+                client.index_batch([{"doc_id": d, "simhash": fp} for d, fp in part])
+            self.acknowledged.update(batch)
+
+    def start(self) -> Traffic:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(120)
+        assert not any(t.is_alive() for t in self._threads), "a traffic thread never returned"
+
+    def _write(self, n: int) -> None:
+        rng = random.Random(f"writer-{n}")
+        clients = [SimHashClient(t, timeout=10, retries=0) for t in self.targets]
+        try:
+            for i in range(1_000_000):
+                if self._stop.is_set():
+                    return
+                doc, fp = f"w{n}-{i}", rng.getrandbits(64)
+                try:
+                    clients[i % len(clients)].index(doc, simhash=fp)
+                except SimHashError as exc:
+                    self._log(self.writes, exc.code.name if exc.code else "ERROR")
+                    self._stop.wait(0.5)  # pace retries of a failing cluster
+                    continue
+                with self._lock:
+                    self.acknowledged[doc] = fp
+                self._log(self.writes, "ok")
+        finally:
+            for client in clients:
+                client.close()
+
+    def _read(self) -> None:
+        rng = random.Random("reader")
+        clients = [SimHashClient(t, timeout=10, retries=0) for t in self.targets]
+        seeded = [f"seed-{n}" for n in range(SEEDED)]
+        try:
+            for i in range(10_000_000):
+                if self._stop.is_set():
+                    return
+                doc = rng.choice(seeded)
+                try:
+                    hits = clients[i % len(clients)].query(simhash=self.acknowledged[doc], max_distance=0)
+                except SimHashError as exc:
+                    self._log(self.reads, exc.code.name if exc.code else "ERROR")
+                    self._stop.wait(0.5)
+                    continue
+                self._log(self.reads, "ok" if doc in {h.doc_id for h in hits} else "wrong")
+        finally:
+            for client in clients:
+                client.close()
+
+    def _log(self, log: list[tuple[float, str]], outcome: str) -> None:
+        with self._lock:
+            log.append((time.monotonic(), outcome))
+
+    def wait_for(self, what: str, condition: Callable[[], bool], timeout: float = 600) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            assert time.monotonic() < deadline, f"{what} never happened"
+            time.sleep(0.5)  # between checks of the condition
+
+    def ok_since(self, log: list[tuple[float, str]], since: float) -> int:
+        """Successes in a row at the end of ``log``, all after ``since``."""
+        with self._lock:
+            run = 0
+            for at, outcome in reversed(log):
+                if outcome != "ok" or at < since:
+                    break
+                run += 1
+            return run
+
+    def failures(self, log: list[tuple[float, str]], since: float) -> list[tuple[float, str]]:
+        with self._lock:
+            return [(at, outcome) for at, outcome in log if at >= since and outcome != "ok"]
+
+    def check_acknowledged(self) -> None:
+        """Every acknowledged document answers Get with its fingerprint (through a retrying client)."""
+        with SimHashClient(self.targets[0], timeout=60, retries=10) as client:
+            lost = [d for d, fp in sorted(self.acknowledged.items()) if client.get(d) != fp]
+        assert lost == [], f"{len(lost)} of {len(self.acknowledged)} acknowledged documents lost: {lost[:10]}"
+
+
+def region_hosts(cluster) -> set[str]:
+    """The region servers holding the index's regions, as the cluster reports them."""
+    client = connect("127.0.0.1", cluster.thrift2_port, 30_000)
+    try:
+        tables = index_tables("simhash")
+        return {
+            loc.serverName.hostName.decode() if isinstance(loc.serverName.hostName, bytes) else loc.serverName.hostName
+            for spec in tables.all()
+            for loc in client.getAllRegionLocations(spec.name.encode())
+        }
+    finally:
+        client.close()
+
+
+def test_a_region_server_killed_during_a_load_loses_nothing_and_answers_nothing_wrongly(cluster) -> None:
+    traffic = Traffic(cluster.replicas)
+    traffic.seed(SEEDED)
+    assert region_hosts(cluster) == set(REGION_SERVERS), "the index's regions should be on both servers"
+    traffic.start()
+    try:
+        before = len(traffic.acknowledged)
+        traffic.wait_for("writes before the kill", lambda: len(traffic.acknowledged) >= before + 300)
+        killed = time.monotonic()
+        cluster.docker("kill", cluster.container("regionserver1"))
+        traffic.wait_for("regions reassigned", lambda: region_hosts(cluster) == {"regionserver2"})
+        reassigned = time.monotonic()
+        traffic.wait_for(
+            "queries and writes answering again",
+            lambda: traffic.ok_since(traffic.reads, reassigned) >= 50 and traffic.ok_since(traffic.writes, reassigned) >= 50,
+        )
+    finally:
+        traffic.stop()
+    failed_reads, failed_writes = traffic.failures(traffic.reads, killed), traffic.failures(traffic.writes, killed)
+    assert "wrong" not in {outcome for _, outcome in failed_reads}, "a query answered without its document"
+    last_failure = max((at for at, _ in failed_reads + failed_writes), default=killed)
+    cluster.record("region server kill: regions reassigned after, seconds", reassigned - killed)
+    cluster.record("region server kill: last failed call after, seconds", last_failure - killed)
+    cluster.record("region server kill: failed reads", len(failed_reads))
+    cluster.record("region server kill: failed writes", len(failed_writes))
+    traffic.check_acknowledged()
+    cluster.record("region server kill: acknowledged writes checked", len(traffic.acknowledged))
+
+    cluster.docker("start", cluster.container("regionserver1"))
+    cluster.healthy("regionserver1")
+
+
+def test_regions_moving_during_queries_lose_nothing_and_answer_nothing_wrongly(cluster) -> None:
+    traffic = Traffic(cluster.replicas, seed=1)
+    traffic.seed(SEEDED)
+    traffic.start()
+    try:
+        mover = ["exec", cluster.container("regionserver2"), "/opt/launcher/bin/python", "-m", "simhash_deploy.cluster"]
+        began = time.monotonic()
+        cluster.docker(*mover, "regions", "unload", "regionserver2", timeout=600)
+        unloaded = time.monotonic()
+        assert region_hosts(cluster) == {"regionserver1"}
+        cluster.docker(*mover, "regions", "load", "regionserver2", timeout=600)
+        loaded = time.monotonic()
+        assert region_hosts(cluster) == set(REGION_SERVERS)
+        traffic.wait_for("queries after the moves", lambda: traffic.ok_since(traffic.reads, loaded) >= 20)
+    finally:
+        traffic.stop()
+    failed_reads = traffic.failures(traffic.reads, began)
+    assert "wrong" not in {outcome for _, outcome in failed_reads}, "a query answered without its document"
+    traffic.check_acknowledged()
+    cluster.record("region moves: unload of a region server, seconds", unloaded - began)
+    cluster.record("region moves: load back, seconds", loaded - unloaded)
+    cluster.record("region moves: failed reads", len(failed_reads))
+    cluster.record("region moves: failed writes", len(traffic.failures(traffic.writes, began)))
+
+
+def test_a_replica_restart_leaves_the_other_replica_answering(cluster) -> None:
+    first, second = cluster.replicas
+    traffic = Traffic([second], seed=2)
+    traffic.seed(SEEDED)
+    traffic.start()
+    try:
+        began = time.monotonic()
+        cluster.docker("restart", cluster.container("server1"), timeout=120)
+        with SimHashClient(first, retries=0) as probe:
+            probe.wait_until_serving(timeout=300)
+        serving = time.monotonic()
+        traffic.wait_for("queries on the other replica", lambda: traffic.ok_since(traffic.reads, serving) >= 20)
+    finally:
+        traffic.stop()
+    assert traffic.failures(traffic.reads, began) == [] and traffic.failures(traffic.writes, began) == []
+    traffic.check_acknowledged()
+    cluster.record("replica restart: serving again after, seconds", serving - began)
