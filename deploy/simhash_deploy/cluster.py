@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from simhash_deploy.hbase_local import JDK17_FLAGS, THRIFT1_CLASS, THRIFT2_CLASS, project_root
+from simhash_deploy.hbase_local import JDK17_FLAGS, THRIFT1_CLASS, THRIFT2_CLASS, log4j2_properties, project_root
 
 __all__ = ["ROLES", "main"]
 
@@ -40,20 +40,6 @@ ROLES = {  # role -> (main class, arguments, the port that shows it is up)
     "regionserver": ("org.apache.hadoop.hbase.regionserver.HRegionServer", ["start"], REGIONSERVER_PORT),
     "thrift": (THRIFT1_CLASS, ["-p", str(THRIFT1_PORT), "-threadpool", "start"], THRIFT1_PORT),
 }
-_CONSOLE_LOG4J2 = """\
-status = warn
-appender.console.type = Console
-appender.console.name = console
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{ISO8601} %-5p [%t] %c{2}: %m%n
-rootLogger = INFO, console
-logger.zookeeper.name = org.apache.zookeeper
-logger.zookeeper.level = WARN
-logger.hadoop.name = org.apache.hadoop
-logger.hadoop.level = WARN
-logger.hdfs.name = org.apache.hadoop.hdfs.server
-logger.hdfs.level = INFO
-"""
 
 
 def _env(name: str, default: str) -> str:
@@ -118,7 +104,7 @@ def write_config(conf: Path) -> None:
         f"dataDir={data / 'zk'}\nclientPort={ZOOKEEPER_PORT}\ntickTime=2000\nmaxSessionTimeout=60000\n"
         "admin.enableServer=false\n4lw.commands.whitelist=ruok\n"
     )
-    (conf / "log4j2.properties").write_text(_CONSOLE_LOG4J2)
+    (conf / "log4j2.properties").write_text(log4j2_properties(console=True))
     for webapp in ("hdfs", "datanode", "static"):  # Hadoop's web UIs look these up on the class path; the
         (conf / "webapps" / webapp).mkdir(parents=True, exist_ok=True)  # Maven jars ship none: empty
 

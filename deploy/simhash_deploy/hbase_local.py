@@ -60,21 +60,22 @@ JDK17_FLAGS = [
     "-Djava.net.preferIPv4Stack=true",
 ]
 
-LOG4J2_PROPERTIES = """\
-status = warn
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = ${sys:hbase.log.dir}/${sys:hbase.log.file}
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = %d{ISO8601} %-5p [%t] %c{2}: %m%n
-rootLogger = INFO, file
-logger.zookeeper.name = org.apache.zookeeper
-logger.zookeeper.level = WARN
-logger.hadoop.name = org.apache.hadoop
-logger.hadoop.level = WARN
-logger.hbase.name = org.apache.hadoop.hbase
-logger.hbase.level = INFO
-"""
+
+def log4j2_properties(console: bool = False) -> str:
+    """HBase's logging: to ${hbase.log.dir}/${hbase.log.file}, or to the console (a container's log)."""
+    appender = (
+        "appender.out.type = Console\n"
+        if console
+        else "appender.out.type = File\nappender.out.fileName = ${sys:hbase.log.dir}/${sys:hbase.log.file}\n"
+    )
+    return (
+        f"status = warn\n{appender}appender.out.name = out\nappender.out.layout.type = PatternLayout\n"
+        "appender.out.layout.pattern = %d{ISO8601} %-5p [%t] %c{2}: %m%n\nrootLogger = INFO, out\n"
+        "logger.zookeeper.name = org.apache.zookeeper\nlogger.zookeeper.level = WARN\n"
+        "logger.hadoop.name = org.apache.hadoop\nlogger.hadoop.level = WARN\n"
+        "logger.hdfs.name = org.apache.hadoop.hdfs.server\nlogger.hdfs.level = INFO\n"  # NameNode, DataNode
+        "logger.hbase.name = org.apache.hadoop.hbase\nlogger.hbase.level = INFO\n"
+    )
 
 
 class HBaseError(RuntimeError):
@@ -271,7 +272,7 @@ class LocalHBase:
             '<?xml version="1.0"?>\n<!-- written by `simhash-index hbase start` -->\n'
             f"<configuration>\n{body}</configuration>\n"
         )
-        (self.conf_dir / "log4j2.properties").write_text(LOG4J2_PROPERTIES)
+        (self.conf_dir / "log4j2.properties").write_text(log4j2_properties())
 
     def java_command(self, proc: Process) -> list[str]:
         java_home = os.environ.get("JAVA_HOME")
