@@ -299,26 +299,41 @@ def _write(store: IndexStore, which: str, report: GcReport | None) -> None:
 def estimate_orphans(
     store: IndexStore, samples: int = 32, rows: int = 32, seed: int | None = None, deadline: float | None = None
 ) -> OrphanEstimate:
-    """Orphan drawer rows, estimated from ``samples`` short scans at random keys (drawer keys are uniform:
-    rows found / key space covered estimates the table's rows; the share without documents, its orphans)."""
+    """Orphan drawer rows: counted exactly in a table of up to ``samples`` x ``rows`` rows, else estimated from
+    ``samples`` short scans at random keys (drawer keys are uniform: rows found / key space covered estimates
+    the table's rows; the share of them without documents, its orphans)."""
     t, rng = hbase2(), random.Random(seed)
-    name, fp2docs = store.tables.drawers.name.encode(), store.tables.fp2docs.name.encode()
+    name = store.tables.drawers.name.encode()
+
+    def keys(start: bytes, limit: int) -> list[bytes]:
+        scan = t.TScan(startRow=start, caching=limit, limit=limit, filterString=b"KeyOnlyFilter()")
+        page = store.thrift2.run(lambda c: c.getScannerResults(name, scan, limit), deadline=deadline)
+        return [r.row for r in page if len(r.row) == KEY_LENGTH]
+
+    whole = keys(b"", samples * rows + 1)
+    if len(whole) <= samples * rows:  # a small table: all of it
+        fps = [split_key(key)[1] for key in whole]
+        return OrphanEstimate(len(fps), _orphan_share(store, fps, deadline, len(fps)), len(fps))
     found, covered = 0, 0.0
-    fps: list[int] = []
+    fps = []
     for _ in range(samples):
         start = rng.getrandbits(64).to_bytes(8, "big")
-        scan = t.TScan(startRow=start, caching=rows, limit=rows, filterString=b"KeyOnlyFilter()")
-        page = store.thrift2.run(lambda c, s=scan: c.getScannerResults(name, s, rows), deadline=deadline)
+        page = keys(start, rows)
         found += len(page)
-        end = _position(page[-1].row) if len(page) == rows else 1.0
-        covered += end - _position(start)
-        fps.extend(split_key(r.row)[1] for r in page if len(r.row) == KEY_LENGTH)
+        covered += (_position(page[-1]) if len(page) == rows else 1.0) - _position(start)
+        fps.extend(split_key(key)[1] for key in page)
+    total = round(found / covered) if covered > 0 else found
+    return OrphanEstimate(total, _orphan_share(store, fps, deadline, total), len(fps))
+
+
+def _orphan_share(store: IndexStore, fps: list[int], deadline: float | None, rows: int) -> int:
+    """``rows`` times the share of the drawer rows of ``fps`` (one per row seen) whose fingerprint has no
+    documents."""
     if not fps:
-        return OrphanEstimate(0, 0, 0)
+        return 0
+    t = hbase2()
     distinct = sorted(set(fps))
     gets = [t.TGet(row=fingerprint_row(fp)) for fp in distinct]
-    owned = store.thrift2.run(lambda c: c.existsAll(fp2docs, gets), deadline=deadline)
-    orphan_fps = {fp for fp, ok in zip(distinct, owned, strict=True) if not ok}
-    orphan_share = sum(fp in orphan_fps for fp in fps) / len(fps)
-    total = round(found / covered) if covered > 0 else found
-    return OrphanEstimate(total, round(total * orphan_share), len(fps))
+    owned = store.thrift2.run(lambda c: c.existsAll(store.tables.fp2docs.name.encode(), gets), deadline=deadline)
+    orphans = {fp for fp, ok in zip(distinct, owned, strict=True) if not ok}
+    return round(rows * sum(fp in orphans for fp in fps) / len(fps))
