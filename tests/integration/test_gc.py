@@ -239,6 +239,12 @@ def test_a_fingerprint_shared_by_thousands_costs_a_query_only_its_limit(make_ind
     assert read == [12]  # 10 of the hot fingerprint (not 5,000) and the 2 of the near one
     hits = store.query(near, limit=3)
     assert [(h.doc_id, h.distance) for h in hits] == [("near-a", 0), ("near-b", 0), (sorted(ids)[0], 2)]
+    from simhash_server.fingerprint import fingerprint
+
+    sketch = fingerprint("a verified query of the hot fingerprint", sketch=True).sketch
+    verified = store.query_verified(hot, sketch, 0.9, max_distance=3, limit=5)
+    assert [h.doc_id for h in verified.hits] == sorted(ids)[:5]  # unverifiable (no sketches): kept, by id
+    assert read[-1] == 20 + 2  # 4 per hit asked for, of the hot fingerprint, and the near one's 2
     every = store.query(hot, limit=None)
     assert len(every) == 5_002 and [h.doc_id for h in every[:10]] == sorted(ids)[:10] and read[-1] == 5_002
 
