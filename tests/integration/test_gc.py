@@ -5,6 +5,7 @@ candidates come back to what the live documents need."""
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 
@@ -275,3 +276,66 @@ def test_the_gc_command_reports_json_and_refuses_an_unreachable_hbase_cleanly(ma
     assert failed.returncode == 1 and "Traceback" not in failed.stderr
     last = failed.stderr.strip().splitlines()[-1]
     assert last.startswith("Error: thrift2: HBase did not answer") and last.endswith("(run gc again to resume)")
+
+
+def test_gc_beside_live_writers_removes_only_the_old_debris(make_index) -> None:
+    """Debris planted an hour old (orphan drawer rows, a ghost column, an incomplete document) is fixed while
+    two writers index, move and delete documents throughout the run; every document a writer left stored
+    is whole afterwards, with nothing of theirs touched (their cells are younger than the grace)."""
+    import threading
+
+    from simhash_schema import hbase2
+
+    store = make_index(regions=4)
+    rng = random.Random(31)
+    t, hour_ago = hbase2(), int((time.time() - 3600) * 1000)
+    orphans = [rng.getrandbits(64) for _ in range(300)]
+    ghost_fp, lost_fp = rng.getrandbits(64), rng.getrandbits(64)
+
+    def put(table, row: bytes, qualifier: bytes, value: bytes) -> None:
+        cell = t.TColumnValue(family=b"d", qualifier=qualifier, value=value, timestamp=hour_ago)
+        store.thrift2.run(lambda c: c.put(table.name.encode(), t.TPut(row=row, columnValues=[cell])))
+
+    for fp in [*orphans, ghost_fp]:
+        for key in drawer_keys(fp):
+            put(store.tables.drawers, key, b"", b"")
+    put(store.tables.fp2docs, fingerprint_row(ghost_fp), b"ghost", b"")  # no record
+    put(store.tables.docs, b"incomplete", b"fp", fingerprint_row(lost_fp))  # no column, no drawers
+
+    stored: dict[str, int | None] = {}
+    stop = threading.Event()
+    failures: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        wrng = random.Random(n)
+        try:
+            while not stop.is_set():
+                doc = f"live-{n}-{wrng.randrange(50)}"
+                if wrng.random() < 0.2:
+                    store.delete([doc])
+                    stored[doc] = None
+                else:
+                    fp = wrng.getrandbits(64)
+                    store.index_many([(doc, fp)])
+                    stored[doc] = fp
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    writers = [threading.Thread(target=writer, args=(n,)) for n in range(2)]
+    for thread in writers:
+        thread.start()
+    try:
+        report = collect(store)  # the default grace: 600 s
+    finally:
+        stop.set()
+        for thread in writers:
+            thread.join(60)
+    assert failures == []
+    assert report.orphan_drawer_rows_deleted == 10 * (len(orphans) + 1)  # the ghost's too, once it was gone
+    assert report.ghost_columns_deleted == 1 and report.incomplete_made_whole == 1
+    assert all(_drawers_present(store, fp) == 0 for fp in [*orphans[:20], ghost_fp])
+    assert [h.doc_id for h in store.query(lost_fp, max_distance=0)] == ["incomplete"]
+    for doc, fp in stored.items():
+        assert store.get(doc) == fp
+        if fp is not None:
+            assert doc in {h.doc_id for h in store.query(fp, max_distance=0)} and _drawers_present(store, fp) == 10
