@@ -20,8 +20,10 @@ it saw and older ones, so a writer's newer put of the same cell survives it.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import json
+import logging
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -29,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from simhash_schema import hbase2
+from simhash_server.index.errors import Rejected, StoreError, Unavailable
 from simhash_server.index.keys import (
     KEY_LENGTH,
     drawer_keys,
@@ -48,6 +51,8 @@ _COLUMNS_PER_RESULT = 1_000  # a fingerprint shared by a million documents arriv
 _FAMILY = b"d"
 _FP_QUALIFIER = b"fp"
 _GC_ROW = b"gc"
+_REOPENS = 3  # a lost scan is opened again this many times in a row before gc gives up (resumable)
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -121,25 +126,42 @@ class _Run:
         self.cutoff_ms = int((time.time() - report.grace_seconds) * 1000)
         self.t = hbase2()
         self.names = {name: getattr(store.tables, name).name.encode() for name in ("drawers", "fp2docs", "docs")}
+        self.reopened = 0  # scans opened again after a lost gateway (see _pages)
 
     def _pages(self, table: str, **scan: Any) -> Iterator[list[Any]]:
         """Pages of a scan from the resume point; after each page the caller's work is done, the last row
-        before the page's final one is recorded as finished (the final row may go on in the next page)."""
-        start = bytes.fromhex(self.report.resume_after) + b"\x00" if self.report.resume_after else b""
+        before the page's final one is recorded as finished (the final row may go on in the next page).
+
+        A scanner lives in one gateway: if the gateway is lost (restarted, or its connection dropped), the
+        scan is opened again from the resume point, up to _REOPENS times in a row; pages after that point
+        come again (what gc does is idempotent), and ``self.reopened`` counts up so a pass can forget
+        what it was counting of them."""
         name = self.names[table]
-        scanner = self.store.thrift2.run(lambda c: c.openScanner(name, self.t.TScan(startRow=start, **scan)))
-        try:
-            while True:
-                page = self.store.thrift2.run(lambda c: c.getScannerRows(scanner, _PAGE), idempotent=False)
-                if not page:
-                    return
-                yield page
-                finished = [r.row for r in page if r.row != page[-1].row]
-                if finished:
-                    self.report.resume_after = finished[-1].hex()
-                    _write(self.store, "running", self.report)
-        finally:
-            self.store.thrift2.run(lambda c: c.closeScanner(scanner), idempotent=False)
+        failures = 0
+        while True:
+            start = bytes.fromhex(self.report.resume_after) + b"\x00" if self.report.resume_after else b""
+            tscan = self.t.TScan(startRow=start, **scan)
+            scanner = self.store.thrift2.run(lambda c, s=tscan: c.openScanner(name, s))
+            try:
+                while True:
+                    page = self.store.thrift2.run(lambda c, s=scanner: c.getScannerRows(s, _PAGE), idempotent=False)
+                    failures = 0
+                    if not page:
+                        return
+                    yield page
+                    finished = [r.row for r in page if r.row != page[-1].row]
+                    if finished:
+                        self.report.resume_after = finished[-1].hex()
+                        _write(self.store, "running", self.report)
+            except (Unavailable, Rejected) as exc:  # the scanner is gone with its gateway (or expired)
+                failures += 1
+                if failures > _REOPENS:
+                    raise
+                log.warning("gc: %s scan lost (%s); opening it again from the last finished row", table, exc)
+                self.reopened += 1
+            finally:
+                with contextlib.suppress(StoreError):
+                    self.store.thrift2.run(lambda c, s=scanner: c.closeScanner(s), idempotent=False)
 
     def _old(self, timestamp: int) -> bool:
         if timestamp < self.cutoff_ms:
@@ -198,7 +220,10 @@ class _Run:
         top: list[tuple[int, str]] = [(n, fp) for fp, n in self.report.top_fingerprints]  # a heap
         heapq.heapify(top)
         scan = {"caching": _PAGE, "batchSize": _COLUMNS_PER_RESULT, "filterString": b"KeyOnlyFilter()"}
+        reopened = self.reopened
         for page in self._pages("fp2docs", **scan):
+            if self.reopened != reopened:  # the scan starts again after the last finished row: recount it
+                reopened, counts = self.reopened, {}
             cells = [(r.row, cv.qualifier, cv.timestamp) for r in page for cv in r.columnValues]
             records = self._records(list({doc for _, doc, _ in cells}))
             ghosts = []
