@@ -21,8 +21,9 @@ class Traffic:
     """Writers (Index, each a new document) and a reader (Query of an acknowledged document at distance 0)
     against replicas, every outcome logged with its time."""
 
-    def __init__(self, targets: list[str], writers: int = 3, seed: int = 0) -> None:
+    def __init__(self, targets: list[str], writers: int = 3, seed: int = 0, timeout: float = 10) -> None:
         self.targets = targets
+        self.timeout = timeout  # per call
         self.acknowledged: dict[str, int] = {}
         self.reads: list[tuple[float, str]] = []  # (time, "ok" | "wrong" | status name)
         self.writes: list[tuple[float, str]] = []
@@ -53,7 +54,7 @@ class Traffic:
 
     def _write(self, n: int) -> None:
         rng = random.Random(f"writer-{n}")
-        clients = [SimHashClient(t, timeout=10, retries=0) for t in self.targets]
+        clients = [SimHashClient(t, timeout=self.timeout, retries=0) for t in self.targets]
         try:
             for i in range(1_000_000):
                 if self._stop.is_set():
@@ -74,7 +75,7 @@ class Traffic:
 
     def _read(self) -> None:
         rng = random.Random("reader")
-        clients = [SimHashClient(t, timeout=10, retries=0) for t in self.targets]
+        clients = [SimHashClient(t, timeout=self.timeout, retries=0) for t in self.targets]
         seeded = [f"seed-{n}" for n in range(SEEDED)]
         try:
             for i in range(10_000_000):
@@ -137,6 +138,15 @@ def region_hosts(cluster) -> set[str]:
         client.close()
 
 
+def reassigned_to(cluster, server: str) -> bool:
+    """Whether every region of the index is on ``server``; False while the cluster cannot say (hbase:meta
+    itself may be among the regions being reassigned)."""
+    try:
+        return region_hosts(cluster) == {server}
+    except Exception:  # noqa: BLE001 - any failure to read the locations means "not yet"
+        return False
+
+
 def test_a_region_server_killed_during_a_load_loses_nothing_and_answers_nothing_wrongly(cluster) -> None:
     traffic = Traffic(cluster.replicas)
     traffic.seed(SEEDED)
@@ -147,7 +157,7 @@ def test_a_region_server_killed_during_a_load_loses_nothing_and_answers_nothing_
         traffic.wait_for("writes before the kill", lambda: len(traffic.acknowledged) >= before + 300)
         killed = time.monotonic()
         cluster.docker("kill", cluster.container("regionserver1"))
-        traffic.wait_for("regions reassigned", lambda: region_hosts(cluster) == {"regionserver2"})
+        traffic.wait_for("regions reassigned", lambda: reassigned_to(cluster, "regionserver2"))
         reassigned = time.monotonic()
         traffic.wait_for(
             "queries and writes answering again",
@@ -201,7 +211,7 @@ def test_regions_moving_during_queries_lose_nothing_and_answer_nothing_wrongly(c
 
 def test_a_replica_restart_leaves_the_other_replica_answering(cluster) -> None:
     first, second = cluster.replicas
-    traffic = Traffic([second], seed=2)
+    traffic = Traffic([second], seed=2, timeout=60)  # a busy machine's slow call is not the restart's doing
     traffic.seed(SEEDED)
     traffic.start()
     try:
