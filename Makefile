@@ -6,6 +6,7 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 NATIVE := $(VENV)/.native
 JARS := deploy/hbase-local/target/lib/.complete
+HFILE_JOB := deploy/hfile-job/target/simhash-hfile-job.jar
 PYTEST_ARGS ?=
 
 .PHONY: run stop test test-containers test-cluster cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
@@ -93,9 +94,14 @@ $(NATIVE): $(INSTALLED) server/native/Cargo.toml server/native/Cargo.lock server
 	$(BIN)/pip install -q ./server/native
 	touch $@
 
-jars: $(JARS)
+jars: $(JARS) $(HFILE_JOB)
 $(JARS): deploy/hbase-local/pom.xml | deps
 	mvn -B -q -f deploy/hbase-local/pom.xml package
+	touch $@
+
+# The HFile job of `simhash-index hfile-load` (hbase-mapreduce from Maven Central): its jar and lib/.
+$(HFILE_JOB): deploy/hfile-job/pom.xml $(wildcard deploy/hfile-job/src/main/java/io/simhashindex/hfile/*.java) | deps
+	mvn -B -q -f deploy/hfile-job/pom.xml package
 	touch $@
 
 # grpcurl, to check README's examples (built from the Go module proxy into var/bin; about 40 s once).

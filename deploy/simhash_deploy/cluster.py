@@ -24,9 +24,16 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from xml.sax.saxutils import escape
 
-from simhash_deploy.hbase_local import JDK17_FLAGS, THRIFT1_CLASS, THRIFT2_CLASS, log4j2_properties, project_root
+from simhash_deploy.hbase_local import (
+    AIRCOMPRESSOR_CODECS,
+    JDK17_FLAGS,
+    THRIFT1_CLASS,
+    THRIFT2_CLASS,
+    log4j2_properties,
+    project_root,
+    site_xml,
+)
 
 __all__ = ["ROLES", "main"]
 
@@ -51,12 +58,7 @@ def _data() -> Path:
 
 
 def _site(path: Path, properties: dict[str, str]) -> None:
-    body = "".join(
-        f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>\n" for k, v in properties.items()
-    )
-    path.write_text(
-        f'<?xml version="1.0"?>\n<!-- written by simhash_deploy.cluster -->\n<configuration>\n{body}</configuration>\n'
-    )
+    path.write_text(site_xml(properties, "written by simhash_deploy.cluster"))
 
 
 def write_config(conf: Path) -> None:
@@ -95,9 +97,7 @@ def write_config(conf: Path) -> None:
             "hbase.regionserver.hostname.disable.master.reversedns": "true",
             "hbase.thrift.info.port": "-1",
             "hbase.thrift.server.socket.read.timeout": "60000",
-            "hbase.io.compress.snappy.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.SnappyCodec",
-            "hbase.io.compress.lz4.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec",
-            "hbase.io.compress.zstd.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.ZstdCodec",
+            **AIRCOMPRESSOR_CODECS,
         },
     )
     (conf / "zoo.cfg").write_text(

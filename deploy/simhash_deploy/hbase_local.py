@@ -21,7 +21,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-__all__ = ["HBaseError", "LocalHBase", "Ports", "Process", "project_root"]
+__all__ = [
+    "AIRCOMPRESSOR_CODECS",
+    "JDK17_FLAGS",
+    "HBaseError",
+    "LocalHBase",
+    "Ports",
+    "Process",
+    "project_root",
+    "site_xml",
+]
 
 MASTER_CLASS = "org.apache.hadoop.hbase.master.HMaster"
 THRIFT1_CLASS = "org.apache.hadoop.hbase.thrift.ThriftServer"
@@ -59,6 +68,22 @@ JDK17_FLAGS = [
     "java.base/sun.net.util=ALL-UNNAMED",
     "-Djava.net.preferIPv4Stack=true",
 ]
+
+
+# Pure-Java codecs (hbase-compression-aircompressor) for the families' compression.  HBase resolves them from
+# the hbase-site.xml on its JVM's class path, so every JVM writing or reading HFiles needs these lines.
+AIRCOMPRESSOR_CODECS = {
+    "hbase.io.compress.snappy.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.SnappyCodec",
+    "hbase.io.compress.lz4.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec",
+    "hbase.io.compress.zstd.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.ZstdCodec",
+}
+
+
+def site_xml(properties: dict[str, str], comment: str) -> str:
+    body = "".join(
+        f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>\n" for k, v in properties.items()
+    )
+    return f'<?xml version="1.0"?>\n<!-- {comment} -->\n<configuration>\n{body}</configuration>\n'
 
 
 def log4j2_properties(console: bool = False) -> str:
@@ -256,22 +281,14 @@ class LocalHBase:
             "hbase.thrift.info.port": "-1",
             "hbase.regionserver.thrift.ipaddress": self.thrift_bind,
             "hbase.thrift.server.socket.read.timeout": str(self.thrift_idle_timeout_ms),
-            "hbase.io.compress.snappy.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.SnappyCodec",
-            "hbase.io.compress.lz4.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec",
-            "hbase.io.compress.zstd.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.ZstdCodec",
+            **AIRCOMPRESSOR_CODECS,
         }
         return props
 
     def write_config(self) -> None:
         self.conf_dir.mkdir(parents=True, exist_ok=True)
-        body = "".join(
-            f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>\n"
-            for k, v in self.site_properties().items()
-        )
-        (self.conf_dir / "hbase-site.xml").write_text(
-            '<?xml version="1.0"?>\n<!-- written by `simhash-index hbase start` -->\n'
-            f"<configuration>\n{body}</configuration>\n"
-        )
+        site = site_xml(self.site_properties(), "written by `simhash-index hbase start`")
+        (self.conf_dir / "hbase-site.xml").write_text(site)
         (self.conf_dir / "log4j2.properties").write_text(log4j2_properties())
 
     def java_command(self, proc: Process) -> list[str]:

@@ -11,6 +11,7 @@ from simhash_server.cli.calibrate import calibrate_command
 from simhash_server.cli.fingerprint import fingerprint_command
 from simhash_server.cli.gc import gc_command
 from simhash_server.cli.hbase import hbase
+from simhash_server.cli.hfile import hfile_load
 from simhash_server.cli.schema import schema
 from simhash_server.cli.serve import serve
 
@@ -26,6 +27,7 @@ main.add_command(fingerprint_command, name="fingerprint")
 main.add_command(schema)
 main.add_command(serve)
 main.add_command(bulk_load)
+main.add_command(hfile_load)
 main.add_command(calibrate_command, name="calibrate")
 main.add_command(gc_command, name="gc")
 for _name, _command in CLIENT_COMMANDS.items():

@@ -22,7 +22,8 @@ _NO_WAL_HELP = (
 )
 
 
-def _bulk_options(command: Callable[..., Any]) -> Callable[..., Any]:
+def input_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The inputs and how they are read: shared by bulk-load and hfile-load (one input layer)."""
     from simhash_server.bulk.input import COMPRESSIONS, FINGERPRINT_FORMATS, FORMATS
 
     options = [
@@ -38,6 +39,42 @@ def _bulk_options(command: Callable[..., Any]) -> Callable[..., Any]:
             show_default=True,
             help="How TSV/CSV simhash fields are written; auto rejects 16 all-decimal digits as ambiguous.",
         ),
+        click.option(
+            "--rejects",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Where rejected lines go (input, line, reason, line).  [default: FIRST_INPUT.rejects.tsv]",
+        ),
+        click.option(
+            "--max-rejects",
+            type=click.IntRange(0),
+            help="Stop the load once more lines than this are rejected.  [default: no limit]",
+        ),
+        click.option("--quiet", is_flag=True, help="Log a line every 10 s instead of a progress bar."),
+    ]
+    return apply_options(command, options)
+
+
+def input_sources(opts: dict[str, Any]) -> list[Any]:
+    """The checked InputSources of the command line (ClickException for a missing or unreadable one)."""
+    from simhash_server.bulk.input import InputSource
+
+    inputs: tuple[str, ...] = opts.pop("inputs")
+    try:
+        sources = [
+            InputSource.detect(path, opts["fmt"], opts["compression"], opts["fingerprint_format"]) for path in inputs
+        ]
+    except (ValueError, OSError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    missing = [p for p in inputs if p != "-" and not Path(p).is_file()]
+    if missing:
+        raise click.ClickException(f"no such input file: {', '.join(missing)}")
+    if inputs.count("-") > 1:
+        raise click.ClickException("stdin (-) can be given once")
+    return sources
+
+
+def _bulk_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
         click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True, help="Writer processes."),
         click.option(
             "--batch-size",
@@ -54,17 +91,6 @@ def _bulk_options(command: Callable[..., Any]) -> Callable[..., Any]:
             help="Checkpoint file.  [default: FIRST_INPUT.checkpoint]",
         ),
         click.option(
-            "--rejects",
-            type=click.Path(dir_okay=False, path_type=Path),
-            help="Where rejected lines go (input, line, reason, line).  [default: FIRST_INPUT.rejects.tsv]",
-        ),
-        click.option(
-            "--max-rejects",
-            type=click.IntRange(0),
-            help="Stop the load once more lines than this are rejected.  [default: no limit]",
-        ),
-        click.option("--quiet", is_flag=True, help="Log a line every 10 s instead of a progress bar."),
-        click.option(
             "--hbase-var-dir",
             type=click.Path(file_okay=False, path_type=Path),
             envvar="SIMHASH_HBASE_VAR_DIR",
@@ -75,6 +101,7 @@ def _bulk_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @click.command("bulk-load")
+@input_options
 @_bulk_options
 @store_options
 @click.pass_context
@@ -91,23 +118,11 @@ def bulk_load(ctx: click.Context, **opts: Any) -> None:
     (the checkpoint holds what was written: --resume continues it).
     """
     from simhash_schema import SchemaError
-    from simhash_server.bulk.input import InputSource
     from simhash_server.bulk.load import BulkLoadError, LoadOptions, run_load
     from simhash_server.index.errors import StoreError
 
-    inputs: tuple[str, ...] = opts.pop("inputs")
-    try:
-        sources = [
-            InputSource.detect(path, opts["fmt"], opts["compression"], opts["fingerprint_format"]) for path in inputs
-        ]
-    except (ValueError, OSError) as exc:
-        raise click.ClickException(str(exc)) from exc
-    missing = [p for p in inputs if p != "-" and not Path(p).is_file()]
-    if missing:
-        raise click.ClickException(f"no such input file: {', '.join(missing)}")
-    if inputs.count("-") > 1:
-        raise click.ClickException("stdin (-) can be given once")
-    first = inputs[0]
+    sources = input_sources(opts)
+    first = sources[0].path
     if first == "-" and (opts["checkpoint"] is None or opts["rejects"] is None):
         raise click.ClickException("reading stdin first: give --checkpoint and --rejects")
     checkpoint = opts["checkpoint"] or Path(first + ".checkpoint")
@@ -126,7 +141,7 @@ def bulk_load(ctx: click.Context, **opts: Any) -> None:
         flush=flush,
     )
     try:
-        stats = _with_progress(lambda report: run_load(sources, options, report), opts["quiet"])
+        stats = with_progress(lambda report: run_load(sources, options, report), opts["quiet"], _describe)
     except (BulkLoadError, ValueError, OSError) as exc:
         raise click.ClickException(f"{exc}\nthe checkpoint is {checkpoint}: --resume continues from it") from exc
     except (SchemaError, StoreError) as exc:  # a missing schema or another fingerprint version
@@ -161,7 +176,8 @@ def _local_flush(var_dir: Path | None, thrift_port: int) -> Callable[[list[str]]
     return flush
 
 
-def _with_progress(load: Callable[[Callable[[Any], None]], Any], quiet: bool) -> Any:
+def with_progress(load: Callable[[Callable[[Any], None]], Any], quiet: bool, describe: Callable[[Any], str]) -> Any:
+    """Run ``load`` with a progress bar by input bytes read (or a log line every 10 s)."""
     if quiet or not sys.stderr.isatty():
         last = [time.monotonic()]
 
@@ -169,7 +185,7 @@ def _with_progress(load: Callable[[Callable[[Any], None]], Any], quiet: bool) ->
             now = time.monotonic()
             if now - last[0] >= 10 or stats.complete:
                 last[0] = now
-                click.echo(_describe(stats), err=True)
+                click.echo(describe(stats), err=True)
 
         return load(log_line)
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
@@ -184,7 +200,7 @@ def _with_progress(load: Callable[[Callable[[Any], None]], Any], quiet: bool) ->
         task = progress.add_task("starting", total=None)
 
         def show(stats: Any) -> None:
-            description = _describe(stats)
+            description = describe(stats)
             progress.update(task, completed=stats.file_bytes_read, total=stats.total_bytes, description=description)
 
         return load(show)

@@ -1,0 +1,42 @@
+package io.simhashindex.hfile;
+
+import java.io.DataInput;
+import java.io.DataOutput;
+import java.io.IOException;
+import org.apache.hadoop.io.Writable;
+import org.apache.hadoop.io.WritableUtils;
+
+/** One normalised input record: its position in the input (the last one of an id wins), fingerprint, id, sketch. */
+public final class Entry implements Writable {
+  long seq;
+  long fp;
+  byte[] id = Codec.EMPTY;
+  byte[] sketch = Codec.EMPTY;
+
+  @Override
+  public void write(DataOutput out) throws IOException {
+    WritableUtils.writeVLong(out, seq);
+    out.writeLong(fp);
+    WritableUtils.writeVInt(out, id.length);
+    out.write(id);
+    WritableUtils.writeVInt(out, sketch.length);
+    out.write(sketch);
+  }
+
+  @Override
+  public void readFields(DataInput in) throws IOException {
+    seq = WritableUtils.readVLong(in);
+    fp = in.readLong();
+    id = new byte[WritableUtils.readVInt(in)];
+    in.readFully(id);
+    sketch = new byte[WritableUtils.readVInt(in)];
+    in.readFully(sketch);
+  }
+
+  void copyFrom(Entry other) {
+    seq = other.seq;
+    fp = other.fp;
+    id = other.id;
+    sketch = other.sketch;
+  }
+}

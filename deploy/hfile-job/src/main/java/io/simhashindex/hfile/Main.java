@@ -1,0 +1,275 @@
+package io.simhashindex.hfile;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.conf.Configured;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.BufferedMutator;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.Delete;
+import org.apache.hadoop.hbase.client.RegionLocator;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.io.ImmutableBytesWritable;
+import org.apache.hadoop.hbase.mapreduce.HFileOutputFormat2;
+import org.apache.hadoop.hbase.tool.BulkLoadHFiles;
+import org.apache.hadoop.io.NullWritable;
+import org.apache.hadoop.io.SequenceFile;
+import org.apache.hadoop.mapreduce.Counter;
+import org.apache.hadoop.mapreduce.CounterGroup;
+import org.apache.hadoop.mapreduce.Job;
+import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
+import org.apache.hadoop.mapreduce.lib.input.SequenceFileInputFormat;
+import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
+import org.apache.hadoop.mapreduce.lib.output.MultipleOutputs;
+import org.apache.hadoop.mapreduce.lib.output.SequenceFileOutputFormat;
+import org.apache.hadoop.util.Tool;
+import org.apache.hadoop.util.ToolRunner;
+
+/**
+ * `simhash-index hfile-load`'s Java half.  Commands (staging layout in simhash_server/bulk/hfile.py):
+ *
+ * <pre>
+ *   generate --staging DIR --drawers T --fp2docs T --docs T --timestamp MS [--consult true|false]
+ *   load     --staging DIR --drawers T --fp2docs T --docs T
+ *   keys     (unsigned decimal fingerprints on stdin -> their 10 drawer keys in hex, for the codec test)
+ * </pre>
+ *
+ * Each finished step leaves a marker in the staging directory, so a rerun continues where one stopped.
+ * Progress and results go to stdout as JSON lines; Hadoop's and HBase's logs go to stderr.
+ */
+public final class Main extends Configured implements Tool {
+  private final PrintStream out = System.out;
+
+  public static void main(String[] args) throws Exception {
+    System.exit(ToolRunner.run(HBaseConfiguration.create(), new Main(), args));
+  }
+
+  @Override
+  public int run(String[] args) throws Exception {
+    if (args.length == 0) {
+      System.err.println("usage: generate|load|keys [--name value]...");
+      return 2;
+    }
+    Map<String, String> opts = new HashMap<>();
+    for (int i = 1; i + 1 < args.length; i += 2) {
+      opts.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+    }
+    switch (args[0]) {
+      case "keys":
+        return keys();
+      case "generate":
+        return generate(opts);
+      case "load":
+        return load(opts);
+      default:
+        System.err.println("unknown command " + args[0]);
+        return 2;
+    }
+  }
+
+  private static String need(Map<String, String> opts, String name) {
+    String value = opts.get(name);
+    if (value == null) {
+      throw new IllegalArgumentException("missing --" + name);
+    }
+    return value;
+  }
+
+  private int keys() throws IOException {
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII));
+    StringBuilder line = new StringBuilder();
+    for (String fp; (fp = in.readLine()) != null; ) {
+      line.setLength(0);
+      long value = Long.parseUnsignedLong(fp.trim());
+      for (int flag = 0; flag < Codec.drawers(); flag++) {
+        if (flag > 0) {
+          line.append(' ');
+        }
+        for (byte b : Codec.drawerKey(value, flag)) {
+          line.append(String.format(Locale.ROOT, "%02x", b & 0xff));
+        }
+      }
+      out.println(line);
+    }
+    return 0;
+  }
+
+  // -- generate -----------------------------------------------------------------------------------------
+  private int generate(Map<String, String> opts) throws Exception {
+    Configuration conf = getConf();
+    Path staging = new Path(need(opts, "staging"));
+    conf.setLong(DocsJob.TIMESTAMP, Long.parseLong(need(opts, "timestamp")));
+    conf.setBoolean(DocsJob.CONSULT, Boolean.parseBoolean(opts.getOrDefault("consult", "true")));
+    conf.set(DocsJob.DOCS_TABLE, need(opts, "docs"));
+    // Partition files and HBase's staging go beside the HFiles, not to /user/<name> at the root.
+    conf.setIfUnset("hbase.fs.tmp.dir", new Path(staging, "tmp").toString());
+    FileSystem fs = staging.getFileSystem(conf);
+    try (Connection connection = ConnectionFactory.createConnection(conf)) {
+      Path winners = new Path(staging, DocsJob.WINNERS);
+      if (!fs.exists(new Path(staging, "generated-docs"))) {
+        Job job = job(conf, "docs", connection, need(opts, "docs"), new Path(staging, "input"), staging);
+        job.setInputFormatClass(NormalizedInputFormat.class);
+        job.setMapperClass(DocsJob.ById.class);
+        job.setMapOutputValueClass(Entry.class);
+        configure(job, connection, need(opts, "docs"));
+        job.setReducerClass(DocsJob.LastWins.class);
+        for (String side : new String[] {DocsJob.WINNERS, DocsJob.MOVES}) {
+          MultipleOutputs.addNamedOutput(job, side, SequenceFileOutputFormat.class, NullWritable.class, Entry.class);
+        }
+        run(job, "docs");
+        // The side outputs landed in the HFile directory, where the bulk load would take them for families.
+        Path hfiles = new Path(staging, "docs");
+        for (String side : new String[] {DocsJob.WINNERS, DocsJob.MOVES}) {
+          fs.delete(new Path(staging, side), true);
+          if (fs.exists(new Path(hfiles, side))) {
+            rename(fs, new Path(hfiles, side), new Path(staging, side));
+          }
+        }
+        fs.create(new Path(staging, "generated-docs")).close();
+      }
+      if (!fs.exists(new Path(staging, "generated-drawers"))) {
+        Job job = job(conf, "drawers", connection, need(opts, "drawers"), winners, staging);
+        job.setInputFormatClass(SequenceFileInputFormat.class);
+        job.setMapperClass(DrawersJob.Keys.class);
+        job.setMapOutputValueClass(NullWritable.class);
+        job.setCombinerClass(DrawersJob.Distinct.class);
+        configure(job, connection, need(opts, "drawers"));
+        job.setReducerClass(DrawersJob.Cells.class);
+        run(job, "drawers");
+        fs.create(new Path(staging, "generated-drawers")).close();
+      }
+      if (!fs.exists(new Path(staging, "generated-fp2docs"))) {
+        Job job = job(conf, "fp2docs", connection, need(opts, "fp2docs"), winners, staging);
+        job.setInputFormatClass(SequenceFileInputFormat.class);
+        job.setMapperClass(Fp2docsJob.Columns.class);
+        job.setMapOutputValueClass(org.apache.hadoop.hbase.KeyValue.class);
+        configure(job, connection, need(opts, "fp2docs")); // sets HBase's CellSortReducer
+        run(job, "fp2docs");
+        fs.create(new Path(staging, "generated-fp2docs")).close();
+      }
+    }
+    out.println("{\"event\": \"generated\"}");
+    return 0;
+  }
+
+  private static void rename(FileSystem fs, Path from, Path to) throws IOException {
+    if (!fs.rename(from, to)) {
+      throw new IOException("could not move " + from + " to " + to);
+    }
+  }
+
+  private static Job job(Configuration conf, String phase, Connection connection, String table, Path input,
+      Path staging) throws IOException {
+    Job job = Job.getInstance(conf, "simhash-index hfile-load: " + phase + " (" + table + ")");
+    job.setJarByClass(Main.class);
+    FileInputFormat.addInputPath(job, input);
+    Path output = new Path(staging, phase);
+    output.getFileSystem(conf).delete(output, true); // a failed earlier attempt's
+    FileOutputFormat.setOutputPath(job, output);
+    job.setMapOutputKeyClass(ImmutableBytesWritable.class);
+    return job;
+  }
+
+  /** Family settings (compression, encoding, bloom, block size) and one reducer per region, from the table. */
+  private static void configure(Job job, Connection connection, String table) throws IOException {
+    TableName name = TableName.valueOf(table);
+    try (Table t = connection.getTable(name); RegionLocator regions = connection.getRegionLocator(name)) {
+      HFileOutputFormat2.configureIncrementalLoad(job, t.getDescriptor(), regions);
+    }
+  }
+
+  private void run(Job job, String phase) throws Exception {
+    long started = System.nanoTime();
+    job.submit();
+    while (!job.isComplete()) {
+      out.printf(Locale.ROOT, "{\"event\": \"progress\", \"phase\": \"%s\", \"map\": %.3f, \"reduce\": %.3f}%n",
+          phase, job.mapProgress(), job.reduceProgress());
+      Thread.sleep(1000);
+    }
+    if (!job.isSuccessful()) {
+      throw new IOException("the " + phase + " job failed: " + job.getStatus().getFailureInfo());
+    }
+    StringBuilder counters = new StringBuilder();
+    for (CounterGroup group : job.getCounters()) {
+      for (Counter counter : group) {
+        if (counters.length() > 0) {
+          counters.append(", ");
+        }
+        counters.append('"').append(counter.getName()).append("\": ").append(counter.getValue());
+      }
+    }
+    out.printf(Locale.ROOT, "{\"event\": \"phase\", \"phase\": \"%s\", \"seconds\": %.3f, \"counters\": {%s}}%n",
+        phase, (System.nanoTime() - started) / 1e9, counters);
+  }
+
+  // -- load ---------------------------------------------------------------------------------------------
+  /** The order of writes.py: old columns of moved documents, drawers, docs records, fp2docs columns last. */
+  private int load(Map<String, String> opts) throws Exception {
+    Configuration conf = getConf();
+    Path staging = new Path(need(opts, "staging"));
+    conf.setIfUnset("hbase.fs.tmp.dir", new Path(staging, "tmp").toString());
+    FileSystem fs = staging.getFileSystem(conf);
+    for (String phase : new String[] {"docs", "drawers", "fp2docs"}) {
+      if (!fs.exists(new Path(staging, "generated-" + phase))) {
+        throw new IOException("the HFiles of " + phase + " were not generated: run generate first");
+      }
+    }
+    try (Connection connection = ConnectionFactory.createConnection(conf)) {
+      Path moved = new Path(staging, "loaded-moves");
+      if (!fs.exists(moved)) {
+        long deleted = deleteMoved(conf, fs, connection, new Path(staging, DocsJob.MOVES), need(opts, "fp2docs"));
+        fs.create(moved).close();
+        out.printf(Locale.ROOT, "{\"event\": \"loaded\", \"phase\": \"moves\", \"deleted\": %d}%n", deleted);
+      }
+      BulkLoadHFiles loader = BulkLoadHFiles.create(conf);
+      for (String phase : new String[] {"drawers", "docs", "fp2docs"}) {
+        Path marker = new Path(staging, "loaded-" + phase);
+        if (fs.exists(marker)) {
+          continue;
+        }
+        long started = System.nanoTime();
+        int files = loader.bulkLoad(TableName.valueOf(need(opts, phase)), new Path(staging, phase)).size();
+        fs.create(marker).close();
+        out.printf(Locale.ROOT, "{\"event\": \"loaded\", \"phase\": \"%s\", \"files\": %d, \"seconds\": %.3f}%n",
+            phase, files, (System.nanoTime() - started) / 1e9);
+      }
+    }
+    return 0;
+  }
+
+  private static long deleteMoved(Configuration conf, FileSystem fs, Connection connection, Path moves,
+      String table) throws IOException {
+    if (!fs.exists(moves)) {
+      return 0;
+    }
+    long deleted = 0;
+    Entry entry = new Entry();
+    try (BufferedMutator mutator = connection.getBufferedMutator(TableName.valueOf(table))) {
+      for (FileStatus file : fs.listStatus(moves)) {
+        if (!file.getPath().getName().startsWith("part")) {
+          continue;
+        }
+        try (SequenceFile.Reader reader = new SequenceFile.Reader(conf, SequenceFile.Reader.file(file.getPath()))) {
+          while (reader.next(NullWritable.get(), entry)) {
+            mutator.mutate(new Delete(Codec.fingerprintRow(entry.fp)).addColumns(Codec.FAMILY, entry.id));
+            deleted++;
+          }
+        }
+      }
+    }
+    return deleted;
+  }
+
+}

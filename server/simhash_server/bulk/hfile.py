@@ -1,0 +1,283 @@
+"""HFile bulk load: input records -> normalised files -> HFiles by HBase's MapReduce tooling -> BulkLoadHFilesTool.
+
+Python reads the inputs with bulk-load's input layer (the same formats, rejects and version check),
+fingerprints texts with the index's recipe, and writes normalised records; the Java job
+(deploy/hfile-job, run by ``hfile_job``) does what grows with N, on Hadoop: last-one-wins per id, the three
+tables' HFiles, the hand-over.  Nothing kept in this process grows with the input.
+
+Steps, each recorded in the staging directory so a rerun continues where one stopped (the staging
+directory is removed only once the load succeeded):
+
+1. normalise: ``input/part-NNNNN.norm``, rejects to the reject file (manifest ``normalized``);
+2. generate (``--generate-only`` stops here): the docs job (ids meet: the last record of an id wins; the
+   docs table is consulted, unless ``new_ids_only``, for ids already stored at another fingerprint), then
+   the drawers and fp2docs jobs, one reducer per region with the table's own family settings;
+3. load (``--load-only`` starts here): old fp2docs columns of moved documents deleted, then the HFiles of
+   drawers, docs and fp2docs, in that order, the order of index/writes.py: a load stopped between
+   tables leaves at worst orphans or incomplete documents, which ``simhash-index gc`` repairs.
+
+Every cell carries one timestamp, chosen when the load starts: a delete made before it does not hide the
+load, and a write made after it (by a live service) wins over it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import IO, Any
+
+from simhash_schema import index_tables
+from simhash_server.bulk.checkpoint import BulkLoadError
+from simhash_server.bulk.hfile_job import JobEvent, JobRunner
+from simhash_server.bulk.input import InputSource, Record, Reject
+from simhash_server.fingerprint import fingerprint
+from simhash_server.index.store import IndexStore, StoreConfig
+
+__all__ = ["NORMALIZED_MAGIC", "HFileLoadOptions", "HFileLoadStats", "normalized_record", "run_hfile_load"]
+
+NORMALIZED_MAGIC = b"SHNORM1\n"  # NormalizedInputFormat.java reads what this module writes
+_HEADER = struct.Struct(">QQHH")  # seq, fingerprint, id length, sketch length
+_MANIFEST_VERSION = 1
+_DEAL = 4096  # records per file before moving to the next: map tasks get equal shares
+
+
+@dataclass
+class HFileLoadOptions:
+    store: StoreConfig
+    staging: Path
+    rejects: Path
+    runner: JobRunner
+    splits: int = 4  # normalised files, hence map tasks of the docs job
+    new_ids_only: bool = False  # the user's word that no id is stored yet: the docs table is not consulted
+    generate_only: bool = False
+    load_only: bool = False
+    keep_staging: bool = False
+    max_rejects: int | None = None
+
+
+@dataclass
+class HFileLoadStats:
+    file_bytes_read: int = 0
+    total_bytes: int | None = None
+    lines: int = 0
+    records: int = 0
+    rejected: int = 0
+    phase: str = "normalize"
+    progress: float = 0.0  # of the current job phase, 0..1
+    documents: int = 0  # after last-one-wins
+    repeated_ids: int = 0
+    present_same_fingerprint: int = 0
+    moved: int = 0  # stored before at another fingerprint: the old column is deleted first
+    seconds: dict[str, float] = field(default_factory=dict)  # per step
+    loaded: bool = False
+
+    @property
+    def elapsed(self) -> float:
+        return sum(self.seconds.values())
+
+    @property
+    def complete(self) -> bool:
+        return self.loaded
+
+
+def normalized_record(seq: int, fp: int, doc_id: bytes, sketch: bytes) -> bytes:
+    return _HEADER.pack(seq, fp, len(doc_id), len(sketch)) + doc_id + sketch
+
+
+class _Manifest:
+    """staging/manifest.json: identity, timestamp and finished steps, replaced atomically."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+
+    def save(self) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.data, indent=1))
+        os.replace(tmp, self.path)
+
+
+def _identity(sources: list[InputSource], options: HFileLoadOptions) -> dict[str, Any]:
+    return {
+        "inputs": [s.identity() for s in sources],
+        "formats": [s.format for s in sources],
+        "table_prefix": options.store.table_prefix,
+        "new_ids_only": options.new_ids_only,
+    }
+
+
+def _normalize(
+    sources: list[InputSource],
+    options: HFileLoadOptions,
+    stats: HFileLoadStats,
+    report: Callable[[HFileLoadStats], None],
+) -> None:
+    folder = options.staging / "input"
+    shutil.rmtree(folder, ignore_errors=True)  # a partial earlier attempt's: normalising starts over
+    folder.mkdir(parents=True)
+    version = sources[0].fingerprint_version
+    started = last = time.monotonic()
+    with ExitStack() as stack:
+        parts: list[IO[bytes]] = [
+            stack.enter_context(open(folder / f"part-{n:05d}.norm", "wb", buffering=1 << 20))
+            for n in range(options.splits)
+        ]
+        rejects = stack.enter_context(open(options.rejects, "w", encoding="utf-8"))
+        for part in parts:
+            part.write(NORMALIZED_MAGIC)
+        base = 0
+        for source in sources:
+            for item, _, read in source.records():
+                stats.lines += 1
+                if isinstance(item, Reject):
+                    stats.rejected += 1
+                    rejects.write(f"{source.path}\t{item.line}\t{item.reason}\t{item.raw}\n")
+                    if options.max_rejects is not None and stats.rejected > options.max_rejects:
+                        rejects.flush()
+                        raise BulkLoadError(
+                            f"{stats.rejected} lines rejected, over --max-rejects {options.max_rejects}; "
+                            f"see {options.rejects}"
+                        )
+                    continue
+                parts[(stats.records // _DEAL) % len(parts)].write(_encode(stats.records, item, version))
+                stats.records += 1
+                if stats.records % 8192 == 0 and time.monotonic() - last >= 0.5:
+                    last = time.monotonic()
+                    stats.file_bytes_read = base + read
+                    report(stats)
+            base += source.size or 0
+        stats.file_bytes_read = base
+        for part in parts:
+            part.flush()
+            os.fsync(part.fileno())
+    stats.seconds["normalize"] = time.monotonic() - started
+
+
+def _encode(seq: int, record: Record, version: str) -> bytes:
+    if record.simhash is not None:
+        return normalized_record(seq, record.simhash, record.doc_id.encode("utf-8"), b"")
+    made = fingerprint(record.text or "", version, sketch=True)  # the recipe and sketch Index would store
+    return normalized_record(seq, made.value, record.doc_id.encode("utf-8"), made.sketch)
+
+
+class _Load:
+    def __init__(
+        self, sources: list[InputSource], options: HFileLoadOptions, report: Callable[[HFileLoadStats], None]
+    ) -> None:
+        self.sources, self.options, self.report = sources, options, report
+        self.manifest = _Manifest(options.staging / "manifest.json")
+        self.stats = HFileLoadStats(total_bytes=_total_size(sources))
+        tables = index_tables(options.store.table_prefix)
+        self.tables = {"drawers": tables.drawers.name, "fp2docs": tables.fp2docs.name, "docs": tables.docs.name}
+
+    def run(self) -> HFileLoadStats:
+        self.options.staging.mkdir(parents=True, exist_ok=True)
+        self._check_staging()
+        # A missing schema or another fingerprint version is refused before anything is written.
+        with IndexStore(replace(self.options.store, pool_size=1)) as store:
+            for source in self.sources:
+                source.fingerprint_version = store.recipe.version
+        if "normalized" not in self.manifest.data:
+            if self.options.load_only:
+                raise BulkLoadError(f"{self.options.staging} holds no generated load: run without --load-only")
+            _normalize(self.sources, self.options, self.stats, self.report)
+            self.manifest.data["normalized"] = {
+                k: getattr(self.stats, k) for k in ("lines", "records", "rejected", "file_bytes_read")
+            }
+            self.manifest.data["seconds"] = dict(self.stats.seconds)
+            self.manifest.save()
+        else:
+            for key, value in self.manifest.data["normalized"].items():
+                setattr(self.stats, key, value)
+            self.stats.seconds.update(self.manifest.data.get("seconds", {}))
+        if not self.options.load_only:
+            self._job("generate", consult=str(not self.options.new_ids_only).lower())
+            if self.options.generate_only:
+                return self.stats
+        self._job("load")
+        self.stats.loaded = True
+        self.report(self.stats)
+        if not self.options.keep_staging:
+            shutil.rmtree(self.options.staging)
+        return self.stats
+
+    def _check_staging(self) -> None:
+        identity = _identity(self.sources, self.options)
+        saved = self.manifest.data.get("identity")
+        if saved is None:
+            if any(self.options.staging.iterdir()):
+                raise BulkLoadError(f"staging directory {self.options.staging} is not empty and holds no load")
+            self.manifest.data = {
+                "version": _MANIFEST_VERSION,
+                "identity": identity,
+                "timestamp_ms": int(time.time() * 1000),
+                "tables": self.tables,
+            }
+            self.manifest.save()
+        elif saved != identity:
+            raise BulkLoadError(
+                f"staging directory {self.options.staging} belongs to another load: {saved} (this one: {identity}); "
+                "remove it, or give another --staging"
+            )
+
+    def _job(self, command: str, **extra: str) -> None:
+        args = {"staging": str(self.options.staging.resolve()), **self.tables, **extra}
+        if command == "generate":
+            args["timestamp"] = str(self.manifest.data["timestamp_ms"])
+        started = time.monotonic()
+        for event in self.options.runner.run(command, args, self.options.staging):
+            self._take(event)
+        self.stats.seconds[command] = self.stats.seconds.get(command, 0.0) + time.monotonic() - started
+        self.manifest.data["seconds"] = dict(self.stats.seconds)
+        self.manifest.data[command] = asdict(self.stats)
+        self.manifest.save()
+
+    def _take(self, event: JobEvent) -> None:
+        if event.kind == "progress":
+            self.stats.phase = event.phase
+            self.stats.progress = (event.data["map"] + event.data["reduce"]) / 2
+        elif event.kind == "phase" and event.phase == "docs":
+            counters = event.data["counters"]
+            self.stats.documents = counters.get("DOCUMENTS", 0)
+            self.stats.repeated_ids = counters.get("REPEATED_IDS", 0)
+            self.stats.present_same_fingerprint = counters.get("PRESENT_SAME_FINGERPRINT", 0)
+            self.stats.moved = counters.get("MOVED", 0)
+        elif event.kind == "loaded":
+            self.stats.phase = f"loaded {event.phase}"
+        self.report(self.stats)
+
+
+def _total_size(sources: list[InputSource]) -> int | None:
+    sizes = [s.size for s in sources]
+    return None if any(s is None for s in sizes) else sum(s or 0 for s in sizes)
+
+
+def run_hfile_load(
+    sources: list[InputSource],
+    options: HFileLoadOptions,
+    on_progress: Callable[[HFileLoadStats], None] = lambda s: None,
+) -> HFileLoadStats:
+    """Load every input through HFiles; returns the counters.  BulkLoadError when the load cannot go on
+    (the staging directory is kept: run the same command again to continue)."""
+    if not 1 <= options.splits <= 1024:
+        raise ValueError(f"splits must be 1..1024, got {options.splits}")
+    if options.generate_only and options.load_only:
+        raise ValueError("--generate-only and --load-only exclude each other")
+    return _Load(sources, options, on_progress).run()
+
+
+def iter_normalized(path: Path) -> Iterator[tuple[int, int, bytes, bytes]]:
+    """(seq, fingerprint, id, sketch) of a normalised file: for tests and for looking into a staging dir."""
+    with open(path, "rb") as f:
+        if f.read(len(NORMALIZED_MAGIC)) != NORMALIZED_MAGIC:
+            raise ValueError(f"{path} is not a normalised hfile-load input")
+        while header := f.read(_HEADER.size):
+            seq, fp, id_length, sketch_length = _HEADER.unpack(header)
+            yield seq, fp, f.read(id_length), f.read(sketch_length)

@@ -1,0 +1,155 @@
+"""`simhash-index hfile-load`: big loads as HFiles written by HBase's MapReduce tooling, then handed over."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from simhash_server.cli.bulk import EXIT_REJECTS, input_options, input_sources, with_progress
+from simhash_server.cli.options import apply_options, store_config, store_options
+
+_NEW_IDS_HELP = (
+    "Promise that no input id is stored yet, so the docs table is not consulted.  HFiles cannot read before "
+    "they write: an id already stored at another fingerprint would keep its old fp2docs column (a ghost "
+    "that `simhash-index gc` removes).  Without this flag the job reads the docs table for every id."
+)
+
+
+def _hfile_options(command: Any) -> Any:
+    from simhash_server.bulk.hfile_job import RUNNERS
+
+    options = [
+        click.option(
+            "--runner",
+            type=click.Choice(RUNNERS),
+            default="local",
+            show_default=True,
+            help="local: Hadoop's LocalJobRunner on this machine; yarn: `hadoop jar` on the cluster's YARN.",
+        ),
+        click.option(
+            "--staging",
+            type=click.Path(file_okay=False, path_type=Path),
+            help="Where normalised input and HFiles wait; kept until the load succeeds.  "
+            "[default: FIRST_INPUT.hfile-staging]",
+        ),
+        click.option("--staging-uri", help="yarn: the staging directory on the cluster's filesystem (hdfs://...)."),
+        click.option(
+            "--zookeeper",
+            envvar="SIMHASH_ZOOKEEPER",
+            help="HBase's ZooKeeper, HOST:PORT.  [default: local 127.0.0.1:2181; yarn the cluster's hbase-site.xml]",
+        ),
+        click.option("--new-ids-only", is_flag=True, help=_NEW_IDS_HELP),
+        click.option("--generate-only", is_flag=True, help="Write the HFiles and stop (load later with --load-only)."),
+        click.option("--load-only", is_flag=True, help="Hand over HFiles an earlier --generate-only wrote."),
+        click.option("--keep-staging", is_flag=True, help="Keep the staging directory after a successful load."),
+        click.option(
+            "--splits", type=click.IntRange(1, 1024), default=4, show_default=True, help="Map tasks of the first job."
+        ),
+        click.option(
+            "--heap-mb", type=click.IntRange(256), default=3072, show_default=True, help="local: the job's JVM heap."
+        ),
+        click.option(
+            "--sort-mb", type=click.IntRange(16, 2047), default=512, show_default=True, help="Sort buffer per map task."
+        ),
+        click.option(
+            "--parallel", type=click.IntRange(1, 64), default=2, show_default=True, help="local: tasks at once."
+        ),
+        click.option(
+            "--job-dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            envvar="SIMHASH_HFILE_JOB_DIR",
+            help="The built job (simhash-hfile-job.jar and lib/).  [default: deploy/hfile-job/target]",
+        ),
+        click.option(
+            "-D", "properties", multiple=True, metavar="KEY=VALUE", help="A Hadoop/HBase setting for the job."
+        ),
+    ]
+    return apply_options(command, options)
+
+
+@click.command("hfile-load")
+@input_options
+@_hfile_options
+@store_options
+@click.pass_context
+def hfile_load(ctx: click.Context, **opts: Any) -> None:
+    """Load INPUT files into the index as HFiles: for loads too big for Thrift writes.
+
+    \b
+    The same inputs, formats, rejects and last-one-wins rules as bulk-load.  Records are normalised here;
+    a MapReduce job on HBase's own tooling (HFileOutputFormat2) writes each table's HFiles with its family
+    settings, and BulkLoadHFilesTool hands them over: drawers, docs, then fp2docs.  A failed run keeps the
+    staging directory: the same command continues it.
+
+    \b
+    Exit status: 0 every line loaded; 3 loaded, but lines were rejected; 1 the load stopped.
+    """
+    from simhash_schema import SchemaError
+    from simhash_server.bulk.checkpoint import BulkLoadError
+    from simhash_server.bulk.hfile import HFileLoadOptions, run_hfile_load
+    from simhash_server.bulk.hfile_job import JobRunner
+    from simhash_server.index.errors import StoreError
+
+    sources = input_sources(opts)
+    first = sources[0].path
+    if first == "-" and (opts["staging"] is None or opts["rejects"] is None):
+        raise click.ClickException("reading stdin first: give --staging and --rejects")
+    properties = {}
+    for item in opts["properties"]:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="-D")
+        properties[key] = value
+    try:
+        runner = JobRunner(
+            kind=opts["runner"],
+            job_dir=opts["job_dir"],
+            zookeeper=opts["zookeeper"],
+            heap_mb=opts["heap_mb"],
+            sort_mb=opts["sort_mb"],
+            parallel=opts["parallel"],
+            staging_uri=opts["staging_uri"],
+            properties=properties,
+        )
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    staging = opts["staging"] or Path(first + ".hfile-staging")
+    options = HFileLoadOptions(
+        store=store_config(opts),
+        staging=staging,
+        rejects=opts["rejects"] or Path(first + ".rejects.tsv"),
+        runner=runner,
+        splits=opts["splits"],
+        new_ids_only=opts["new_ids_only"],
+        generate_only=opts["generate_only"],
+        load_only=opts["load_only"],
+        keep_staging=opts["keep_staging"],
+        max_rejects=opts["max_rejects"],
+    )
+    try:
+        stats = with_progress(lambda report: run_hfile_load(sources, options, report), opts["quiet"], _describe)
+    except (BulkLoadError, ValueError, OSError) as exc:
+        raise click.ClickException(f"{exc}\nthe staging directory {staging} is kept: run again to continue") from exc
+    except (SchemaError, StoreError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in stats.seconds.items())
+    click.echo(
+        f"lines read {stats.lines:,}; records {stats.records:,}; documents {stats.documents:,} "
+        f"(repeated ids {stats.repeated_ids:,}, already stored {stats.present_same_fingerprint:,}, "
+        f"moved {stats.moved:,}); rejected {stats.rejected:,}; "
+        + ("loaded" if stats.loaded else f"HFiles generated in {staging}")
+        + f"; {steps}"
+    )
+    if stats.rejected:
+        click.echo(f"{stats.rejected:,} lines rejected: see {options.rejects}", err=True)
+        ctx.exit(EXIT_REJECTS)
+
+
+def _describe(stats: Any) -> str:
+    if stats.phase == "normalize":
+        return (
+            f"normalize: {stats.lines:,} lines, {stats.rejected:,} rejected, {stats.file_bytes_read / 2**20:,.1f} MiB"
+        )
+    return f"{stats.phase}: {stats.progress:.0%} ({stats.records:,} records)"

@@ -1,0 +1,223 @@
+"""`simhash-index hfile-load` on the real HBase, with HBase's own MapReduce tooling in local mode: it stores
+exactly what `bulk-load` stores, cell for cell, for new ids, repeated ids, shared fingerprints, texts and ids
+already stored (moved, unchanged, deleted earlier)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from simhash_client import SimHashClient
+from simhash_server.index.model import Document
+from simhash_server.index.store import IndexStore
+
+CLI = str(Path(sys.executable).with_name("simhash-index"))
+TEXTS = [
+    "The quick brown fox jumps over the lazy dog near the river bank at dawn.",
+    "近似重复检测：把文本切词、加权，再算出六十四位的指纹。",
+    "HBase keeps fingerprints durably; a query scans ten drawer prefixes.",
+]
+
+
+@pytest.fixture(autouse=True)
+def _launcher_only(hbase) -> None:
+    if hbase.local is None:  # the job's HBase client needs ZooKeeper and region servers the host can reach
+        pytest.skip("the HFile job reaches the local launcher's ZooKeeper")
+
+
+def _env(store: IndexStore, hbase) -> dict[str, str]:
+    return {
+        **os.environ,
+        "SIMHASH_HBASE_THRIFT_PORT": str(store.config.thrift_port),
+        "SIMHASH_HBASE_THRIFT2_PORT": str(store.config.thrift2_port),
+        "SIMHASH_TABLE_PREFIX": store.config.table_prefix,
+        "SIMHASH_ZOOKEEPER": f"127.0.0.1:{hbase.local.ports.zookeeper}",
+    }
+
+
+def cli(store: IndexStore, hbase, command: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [CLI, command, *args, "--quiet"], env=_env(store, hbase), capture_output=True, text=True, timeout=600
+    )
+
+
+def cells(store: IndexStore, hbase) -> dict[str, list[tuple[bytes, bytes, bytes]]]:
+    """Every cell (row, column, value) of the three tables, in scan order."""
+    conn = hbase.connection(120_000)
+    try:
+        return {
+            name: [
+                (row, column, value)
+                for row, data in conn.table(spec.name).scan(batch_size=5000)
+                for column, value in sorted(data.items())
+            ]
+            for name, spec in (
+                ("drawers", store.tables.drawers),
+                ("fp2docs", store.tables.fp2docs),
+                ("docs", store.tables.docs),
+            )
+        }
+    finally:
+        conn.close()
+
+
+def digest(table: list[tuple[bytes, bytes, bytes]]) -> str:
+    h = hashlib.sha256()
+    for row, column, value in table:
+        h.update(b"%d:%b%d:%b%d:%b" % (len(row), row, len(column), column, len(value), value))
+    return h.hexdigest()
+
+
+def assert_same_tables(a: IndexStore, b: IndexStore, hbase) -> dict[str, int]:
+    left, right = cells(a, hbase), cells(b, hbase)
+    for name in left:
+        if digest(left[name]) != digest(right[name]):
+            extra = sorted(set(right[name]) - set(left[name]))[:5]
+            missing = sorted(set(left[name]) - set(right[name]))[:5]
+            raise AssertionError(f"{name} differs: hfile-load has extra {extra}, lacks {missing}")
+    return {name: len(table) for name, table in left.items()}
+
+
+def mixed_input(path: Path, seed: int, docs: int, records: int, shared: int) -> None:
+    """JSON lines: fingerprints and texts, ids repeated (the last wins), fingerprints shared by many ids,
+    and one bad line."""
+    rng = random.Random(seed)
+    fps = [rng.getrandbits(64) for _ in range(shared)]
+    lines = []
+    for n in range(records):
+        doc = f"doc-{rng.randrange(docs)}"
+        if n % 10 == 0:
+            lines.append(json.dumps({"doc_id": doc, "text": f"{rng.choice(TEXTS)} #{rng.randrange(40)}"}))
+        else:
+            lines.append(json.dumps({"doc_id": doc, "simhash": f"{rng.choice(fps):016x}"}))
+    lines.insert(records // 2, '{"doc_id": "", "simhash": "0"}')
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_hfile_load_stores_what_bulk_load_stores_and_the_service_answers_alike(
+    make_index, hbase, spawn_server, tmp_path: Path
+) -> None:
+    thrift, hfiles = make_index(regions=4), make_index(regions=4)
+    source = tmp_path / "mixed.jsonl"
+    mixed_input(source, seed=7, docs=3000, records=5000, shared=1200)
+
+    by_thrift = cli(thrift, hbase, "bulk-load", str(source), "--rejects", str(tmp_path / "a.rejects"))
+    assert by_thrift.returncode == 3, by_thrift.stderr
+    staging = tmp_path / "staging"
+    by_hfiles = cli(
+        hfiles, hbase, "hfile-load", str(source), "--staging", str(staging), "--rejects", str(tmp_path / "b.rejects")
+    )
+    assert by_hfiles.returncode == 3, by_hfiles.stderr
+    assert "lines read 5,001; records 5,000" in by_hfiles.stdout and "rejected 1" in by_hfiles.stdout
+    assert (tmp_path / "a.rejects").read_text().split("\t")[1:] == (tmp_path / "b.rejects").read_text().split("\t")[1:]
+    assert not staging.exists()  # removed once loaded
+
+    counts = assert_same_tables(thrift, hfiles, hbase)
+    assert counts["docs"] < 5000 and counts["drawers"] < 10 * counts["docs"]  # repeats and sharing did occur
+    assert any(value for _, _, value in cells(hfiles, hbase)["fp2docs"])  # texts brought their sketches
+
+    _, target = spawn_server(hfiles.config.table_prefix)
+    rng = random.Random(8)
+    probes = [fp ^ (1 << rng.randrange(64)) for _, _, fp in _sample_docs(thrift, hbase, rng, 40)]
+    with SimHashClient(target) as client:
+        for probe in probes:
+            expected = [(h.doc_id, h.simhash, h.distance) for h in thrift.query(probe, limit=50)]
+            assert expected  # each probe is one bit from a stored fingerprint
+            assert [(h.doc_id, h.simhash, h.distance) for h in client.query(simhash=probe, limit=50)] == expected
+
+
+def _sample_docs(store: IndexStore, hbase, rng: random.Random, n: int) -> list[tuple[bytes, bytes, int]]:
+    docs = cells(store, hbase)["docs"]
+    return [(row, column, int.from_bytes(value, "big")) for row, column, value in rng.sample(docs, n)]
+
+
+def test_ids_already_stored_are_moved_kept_or_revived_as_bulk_load_does(make_index, hbase, tmp_path: Path) -> None:
+    thrift, hfiles = make_index(regions=2), make_index(regions=2)
+    rng = random.Random(11)
+    before = [Document(f"id-{n}", rng.getrandbits(64)) for n in range(600)]
+    for store in (thrift, hfiles):
+        store.index_many(before)
+        store.delete([f"id-{n}" for n in range(500, 600)])  # deleted before the load: the load brings them back
+    moved = {f"id-{n}": rng.getrandbits(64) for n in range(0, 200)}
+    kept = {d.doc_id: d.simhash for d in before[200:300]}
+    revived = {f"id-{n}": rng.getrandbits(64) for n in range(500, 600)}
+    new = {f"new-{n}": rng.getrandbits(64) for n in range(300)}
+    source = tmp_path / "second.tsv"
+    source.write_text("".join(f"{d}\t{fp:016x}\n" for part in (moved, kept, revived, new) for d, fp in part.items()))
+
+    assert cli(thrift, hbase, "bulk-load", str(source)).returncode == 0
+    loaded = cli(hfiles, hbase, "hfile-load", str(source), "--staging", str(tmp_path / "st"))
+    assert loaded.returncode == 0, loaded.stderr
+    assert "already stored 100, moved 200" in loaded.stdout
+    assert_same_tables(thrift, hfiles, hbase)
+    for doc, fp in moved.items():
+        assert hfiles.get(doc) == fp
+        assert [h.doc_id for h in hfiles.query(fp, max_distance=0)] == [doc]
+
+
+def test_new_ids_only_trusts_the_caller_and_gc_removes_what_a_broken_promise_leaves(
+    make_index, hbase, tmp_path: Path
+) -> None:
+    store = make_index(regions=2)
+    old, new = 0x1234_5678_9ABC_DEF0, 0x0FED_CBA9_8765_4321
+    store.index_many([Document("promised-new", old)])
+    source = tmp_path / "one.tsv"
+    source.write_text(f"promised-new\t{new:016x}\n")
+    loaded = cli(store, hbase, "hfile-load", str(source), "--new-ids-only", "--staging", str(tmp_path / "st"))
+    assert loaded.returncode == 0, loaded.stderr
+    assert store.get("promised-new") == new
+    assert [h.doc_id for h in store.query(old, max_distance=0)] == ["promised-new"]  # the ghost the help warns of
+    swept = cli(store, hbase, "gc", "--grace", "0")
+    assert swept.returncode == 0, swept.stderr
+    assert store.query(old, max_distance=0) == []
+    assert [h.doc_id for h in store.query(new, max_distance=0)] == ["promised-new"]
+
+
+def test_generate_only_then_load_only_and_a_staging_dir_of_another_load_is_refused(
+    make_index, hbase, tmp_path: Path
+) -> None:
+    store = make_index(regions=2)
+    rng = random.Random(5)
+    lines = {f"g-{n}": rng.getrandbits(64) for n in range(400)}
+    source = tmp_path / "in.tsv"
+    source.write_text("".join(f"{d}\t{fp:016x}\n" for d, fp in lines.items()))
+    staging = tmp_path / "st"
+
+    generated = cli(store, hbase, "hfile-load", str(source), "--staging", str(staging), "--generate-only")
+    assert generated.returncode == 0, generated.stderr
+    assert f"HFiles generated in {staging}" in generated.stdout
+    assert all(store.get(d) is None for d in list(lines)[:20])  # nothing handed over yet
+
+    other = tmp_path / "other.tsv"
+    other.write_text("x\taaaaaaaaaaaaaaaa\n")
+    refused = cli(store, hbase, "hfile-load", str(other), "--staging", str(staging), "--load-only")
+    assert refused.returncode == 1 and "belongs to another load" in refused.stderr
+
+    loaded = cli(store, hbase, "hfile-load", str(source), "--staging", str(staging), "--load-only")
+    assert loaded.returncode == 0, loaded.stderr
+    assert "loaded" in loaded.stdout and not staging.exists()
+    assert {d: store.get(d) for d in lines} == lines
+
+
+def test_a_missing_schema_is_refused_before_any_job_runs(make_index, hbase, tmp_path: Path) -> None:
+    store = make_index(regions=1)
+    source = tmp_path / "in.tsv"
+    source.write_text("a\taaaaaaaaaaaaaaaa\n")
+    env = _env(store, hbase) | {"SIMHASH_TABLE_PREFIX": "no_such_index"}
+    result = subprocess.run(
+        [CLI, "hfile-load", str(source), "--staging", str(tmp_path / "st"), "--quiet"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert "schema apply" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "st" / "job.log").exists()

@@ -1,0 +1,62 @@
+"""The HFile job's Java codec against keys.py, the normalised-record format, and the job runners' settings."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from simhash_deploy.hbase_local import JDK17_FLAGS
+from simhash_server.bulk.hfile import NORMALIZED_MAGIC, iter_normalized, normalized_record
+from simhash_server.bulk.hfile_job import MAIN_CLASS, JobRunner, default_job_dir
+from simhash_server.index.keys import drawer_keys
+
+
+def test_the_java_codec_makes_the_drawer_keys_keys_py_makes() -> None:
+    jar = default_job_dir() / "simhash-hfile-job.jar"
+    java = shutil.which("java")
+    if java is None or not jar.is_file():
+        pytest.fail(f"java and {jar} are needed (make jars builds it)")
+    rng = random.Random(2026)
+    edges = [0, 1, 2**64 - 1, 2**63, 2**63 - 1, 0x5555_5555_5555_5555, 0xAAAA_AAAA_AAAA_AAAA]
+    fps = edges + [rng.getrandbits(64) for _ in range(20_000)] + [1 << bit for bit in range(64)]
+    result = subprocess.run(
+        [java, *JDK17_FLAGS, "-cp", f"{jar}:{jar.parent / 'lib'}/*", MAIN_CLASS, "keys"],
+        input="".join(f"{fp}\n" for fp in fps),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(fps)
+    for fp, line in zip(fps, lines, strict=True):
+        assert line.split() == [key.hex() for key in drawer_keys(fp)], hex(fp)
+
+
+def test_normalised_records_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "part.norm"
+    records = [(0, 2**64 - 1, "é-doc".encode(), b""), (7, 5, b"x" * 1024, bytes(range(256)) * 16)]
+    path.write_bytes(NORMALIZED_MAGIC + b"".join(normalized_record(*r) for r in records))
+    assert list(iter_normalized(path)) == records
+
+
+def test_runner_options_are_checked_eagerly() -> None:
+    with pytest.raises(ValueError, match="unknown runner 'spark'"):
+        JobRunner(kind="spark")
+    with pytest.raises(ValueError, match="--staging-uri"):
+        JobRunner(kind="yarn")
+    with pytest.raises(ValueError, match="do not fit a 1024 MB heap"):
+        JobRunner(heap_mb=1024, sort_mb=512, parallel=2)
+
+
+def test_the_local_runner_keeps_hadoop_files_in_staging_and_the_yarn_runner_leaves_the_cluster_its_own() -> None:
+    local = JobRunner().job_properties("/st")
+    assert local["mapreduce.framework.name"] == "local" and local["hadoop.tmp.dir"] == "/st/tmp/hadoop"
+    yarn = JobRunner(kind="yarn", staging_uri="hdfs:///x", properties={"mapreduce.job.queuename": "bulk"})
+    props = yarn.job_properties("hdfs:///x")
+    assert "mapreduce.framework.name" not in props and "fs.defaultFS" not in props
+    assert props["mapreduce.job.queuename"] == "bulk"
