@@ -10,7 +10,7 @@ HFILE_JOB := deploy/hfile-job/target/simhash-hfile-job.jar
 PYTEST_ARGS ?=
 
 .PHONY: run stop test test-containers test-cluster cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
-	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-verify golden proto proto-check tools
+	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-verify golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
 run: install jars
@@ -189,3 +189,16 @@ hbase-status: install
 
 clean: stop
 	rm -rf $(VENV) var build dist *.egg-info deploy/hbase-local/target
+
+# The two load paths side by side (10^7 fingerprints each): hfile-load against bulk-load (docs/benchmarks.md)
+bench-hfile: install jars
+	$(BIN)/python benchmarks/bench_hfile.py $(BENCH_ARGS)
+
+# Query latency at 10^5..10^8 fingerprints (hfile-load builds the index; ~40 GB under var/scale, kept for
+# later runs), live and major-compacted (docs/benchmarks.md, docs/scale.png).  bench-scale-clean removes it.
+bench-scale: install jars
+	$(BIN)/python benchmarks/bench_scale.py $(BENCH_ARGS)
+
+bench-scale-clean:
+	@if [ -x $(BIN)/simhash-index ]; then $(BIN)/simhash-index hbase stop --var-dir var/scale/hbase || true; fi
+	rm -rf var/scale

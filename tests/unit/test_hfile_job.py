@@ -60,3 +60,19 @@ def test_the_local_runner_keeps_hadoop_files_in_staging_and_the_yarn_runner_leav
     props = yarn.job_properties("hdfs:///x")
     assert "mapreduce.framework.name" not in props and "fs.defaultFS" not in props
     assert props["mapreduce.job.queuename"] == "bulk"
+
+
+def test_the_command_line_names_a_bad_setting_before_anything_runs(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from simhash_server.cli import main
+
+    source = tmp_path / "in.tsv"
+    source.write_text("a\taaaaaaaaaaaaaaaa\n")
+    bad_define = CliRunner().invoke(main, ["hfile-load", str(source), "-D", "no-equals-sign"])
+    assert bad_define.exit_code == 2 and "'no-equals-sign' is not KEY=VALUE" in bad_define.output
+    too_small = CliRunner().invoke(main, ["hfile-load", str(source), "--heap-mb", "512", "--sort-mb", "512"])
+    assert too_small.exit_code == 1 and "do not fit a 512 MB heap" in too_small.output
+    no_uri = CliRunner().invoke(main, ["hfile-load", str(source), "--runner", "yarn"])
+    assert no_uri.exit_code == 1 and "--staging-uri" in no_uri.output
+    assert not (tmp_path / "in.tsv.hfile-staging").exists()

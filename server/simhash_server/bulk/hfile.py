@@ -76,6 +76,7 @@ class HFileLoadStats:
     present_same_fingerprint: int = 0
     moved: int = 0  # stored before at another fingerprint: the old column is deleted first
     seconds: dict[str, float] = field(default_factory=dict)  # per step
+    job_seconds: dict[str, float] = field(default_factory=dict)  # per MapReduce job and per table handed over
     loaded: bool = False
 
     @property
@@ -229,6 +230,7 @@ class _Load:
 
     def _job(self, command: str, **extra: str) -> None:
         args = {"staging": str(self.options.staging.resolve()), **self.tables, **extra}
+        args["splits"] = str(self.options.splits)
         if command == "generate":
             args["timestamp"] = str(self.manifest.data["timestamp_ms"])
         started = time.monotonic()
@@ -249,8 +251,11 @@ class _Load:
             self.stats.repeated_ids = counters.get("REPEATED_IDS", 0)
             self.stats.present_same_fingerprint = counters.get("PRESENT_SAME_FINGERPRINT", 0)
             self.stats.moved = counters.get("MOVED", 0)
+        if event.kind == "phase":
+            self.stats.job_seconds[event.phase] = event.data["seconds"]
         elif event.kind == "loaded":
             self.stats.phase = f"loaded {event.phase}"
+            self.stats.job_seconds[f"load {event.phase}"] = event.data.get("seconds", 0.0)
         self.report(self.stats)
 
 

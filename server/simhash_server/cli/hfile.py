@@ -135,6 +135,8 @@ def hfile_load(ctx: click.Context, **opts: Any) -> None:
     except (SchemaError, StoreError) as exc:
         raise click.ClickException(str(exc)) from exc
     steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in stats.seconds.items())
+    if stats.job_seconds:
+        steps += " (" + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in stats.job_seconds.items()) + ")"
     click.echo(
         f"lines read {stats.lines:,}; records {stats.records:,}; documents {stats.documents:,} "
         f"(repeated ids {stats.repeated_ids:,}, already stored {stats.present_same_fingerprint:,}, "

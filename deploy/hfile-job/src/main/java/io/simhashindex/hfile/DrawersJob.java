@@ -10,8 +10,9 @@ import org.apache.hadoop.mapreduce.Reducer;
 
 /**
  * Job 2 of 3: the drawers table's HFiles, 10 rows per distinct fingerprint.  A drawer row carries its
- * meaning in its key, so the shuffle moves bare keys (NullWritable values) and a combiner drops repeats of
- * a fingerprint early; the reducer makes the one empty cell of each row.
+ * meaning in its key, so the shuffle moves bare keys (NullWritable values); the reducer makes the one empty
+ * cell of each row, once however many documents share the fingerprint.  (A combiner cost more than it
+ * saved on inputs of mostly distinct fingerprints.)
  */
 final class DrawersJob {
   private DrawersJob() {}
@@ -25,14 +26,6 @@ final class DrawersJob {
         key.set(Codec.drawerKey(entry.fp, flag));
         context.write(key, NullWritable.get());
       }
-    }
-  }
-
-  static final class Distinct extends Reducer<ImmutableBytesWritable, NullWritable, ImmutableBytesWritable, NullWritable> {
-    @Override
-    protected void reduce(ImmutableBytesWritable key, Iterable<NullWritable> ignored, Context context)
-        throws IOException, InterruptedException {
-      context.write(key, NullWritable.get());
     }
   }
 

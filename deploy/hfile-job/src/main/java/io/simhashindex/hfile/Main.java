@@ -50,6 +50,7 @@ import org.apache.hadoop.util.ToolRunner;
  * Progress and results go to stdout as JSON lines; Hadoop's and HBase's logs go to stderr.
  */
 public final class Main extends Configured implements Tool {
+  static final String SPLITS = "simhash.hfile.splits";
   private final PrintStream out = System.out;
 
   public static void main(String[] args) throws Exception {
@@ -112,6 +113,7 @@ public final class Main extends Configured implements Tool {
     Path staging = new Path(need(opts, "staging"));
     conf.setLong(DocsJob.TIMESTAMP, Long.parseLong(need(opts, "timestamp")));
     conf.setBoolean(DocsJob.CONSULT, Boolean.parseBoolean(opts.getOrDefault("consult", "true")));
+    conf.setInt(SPLITS, Integer.parseInt(opts.getOrDefault("splits", "4")));
     conf.set(DocsJob.DOCS_TABLE, need(opts, "docs"));
     // Partition files and HBase's staging go beside the HFiles, not to /user/<name> at the root.
     conf.setIfUnset("hbase.fs.tmp.dir", new Path(staging, "tmp").toString());
@@ -144,7 +146,6 @@ public final class Main extends Configured implements Tool {
         job.setInputFormatClass(SequenceFileInputFormat.class);
         job.setMapperClass(DrawersJob.Keys.class);
         job.setMapOutputValueClass(NullWritable.class);
-        job.setCombinerClass(DrawersJob.Distinct.class);
         configure(job, connection, need(opts, "drawers"));
         job.setReducerClass(DrawersJob.Cells.class);
         run(job, "drawers");
@@ -175,6 +176,10 @@ public final class Main extends Configured implements Tool {
     Job job = Job.getInstance(conf, "simhash-index hfile-load: " + phase + " (" + table + ")");
     job.setJarByClass(Main.class);
     FileInputFormat.addInputPath(job, input);
+    // The docs job leaves one winners file per docs region (often one): split it so every core maps.
+    long bytes = input.getFileSystem(conf).getContentSummary(input).getLength();
+    int splits = conf.getInt(SPLITS, 4);
+    FileInputFormat.setMaxInputSplitSize(job, Math.max(1L << 20, (bytes + splits - 1) / splits));
     Path output = new Path(staging, phase);
     output.getFileSystem(conf).delete(output, true); // a failed earlier attempt's
     FileOutputFormat.setOutputPath(job, output);
