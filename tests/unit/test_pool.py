@@ -96,3 +96,22 @@ def test_errors_of_the_callers_own_code_pass_through_untouched() -> None:
     with pytest.raises(KeyError):
         pool.run(_failing([KeyError("bug")], seen))
     assert len(seen) == 1
+
+
+def test_after_a_dropped_connection_the_retry_opens_a_fresh_one_instead_of_another_idle_one() -> None:
+    """A gateway's idle timeout closes every idle connection at once: taking the next idle one would meet
+    the same fate on each attempt (the flaky test_pooled_connections_survive_the_gateways_idle_timeout)."""
+    conns = Connections()
+    pool = ConnectionPool("t", conns.open, conns.close, size=8)
+    held = [conns.open() for _ in range(5)]  # 5 idle connections, all dropped by the gateway meanwhile
+    for conn in held:
+        pool._idle.put(conn)
+    dead = set(held)
+
+    def call(conn: int) -> int:
+        if conn in dead:
+            raise TTransportException(message="TSocket read 0 bytes")
+        return conn
+
+    assert pool.run(call) == 6  # one stale connection met, then a new one
+    assert conns.closed == [5]

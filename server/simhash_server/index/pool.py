@@ -75,6 +75,7 @@ class ConnectionPool(Generic[C]):
         """``call(connection)``, retried on a fresh connection after transport or HBase I/O errors."""
         attempts = 1 + (self.retries if idempotent else 0)
         last: BaseException | None = None
+        fresh = False  # after a transport error: idle connections as old as the broken one may be dead too
         for attempt in range(attempts):
             if deadline is not None and time.monotonic() >= deadline:
                 raise DeadlineExceeded(f"{self.name}: the deadline passed") from last
@@ -83,11 +84,11 @@ class ConnectionPool(Generic[C]):
             conn: C | None = None
             began = time.perf_counter()
             try:
-                conn = self._take()
+                conn = self._factory() if fresh else self._take()
                 result = call(conn)
                 HBASE_CALL_SECONDS.labels(self.name).observe(time.perf_counter() - began)
             except TRANSPORT_ERRORS as exc:
-                last = exc
+                last, fresh = exc, True
                 if conn is not None:
                     self._discard(conn)
                     conn = None
