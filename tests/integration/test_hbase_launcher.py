@@ -78,9 +78,9 @@ def test_flush_with_compact_merges_store_files_and_keeps_every_row(hbase) -> Non
 
         local.flush([name], compact=True)
 
-        # The compaction's one output; the flushed files linger until HBase archives them.
-        (merged,) = [size for file, size in _store_files(local, name).items() if file not in flushed]
-        assert merged > max(flushed.values())
+        # One store file left: the compaction's output (flush waits until HBase archived the flushed ones).
+        ((file, merged),) = _store_files(local, name).items()
+        assert file not in flushed and merged > max(flushed.values())
         conn = hbase.connection()
         assert {int(v[b"f:v"]) for _, v in conn.table(name).scan()} == set(range(200))
     finally:
