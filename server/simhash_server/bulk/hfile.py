@@ -37,7 +37,7 @@ from simhash_schema import index_tables
 from simhash_server.bulk.checkpoint import BulkLoadError
 from simhash_server.bulk.hfile_job import JobEvent, JobRunner
 from simhash_server.bulk.input import InputSource, Record, Reject
-from simhash_server.fingerprint import fingerprint
+from simhash_server.bulk.workers import stored_document
 from simhash_server.index.store import IndexStore, StoreConfig
 
 __all__ = ["NORMALIZED_MAGIC", "HFileLoadOptions", "HFileLoadStats", "normalized_record", "run_hfile_load"]
@@ -162,10 +162,8 @@ def _normalize(
 
 
 def _encode(seq: int, record: Record, version: str) -> bytes:
-    if record.simhash is not None:
-        return normalized_record(seq, record.simhash, record.doc_id.encode("utf-8"), b"")
-    made = fingerprint(record.text or "", version, sketch=True)  # the recipe and sketch Index would store
-    return normalized_record(seq, made.value, record.doc_id.encode("utf-8"), made.sketch)
+    doc = stored_document(record.doc_id, record.simhash, record.text, version)  # as bulk-load stores it
+    return normalized_record(seq, doc.simhash, doc.doc_id.encode("utf-8"), doc.sketch)
 
 
 class _Load:

@@ -25,14 +25,14 @@ from simhash_server.index.errors import DeadlineExceeded, Unavailable
 from simhash_server.index.model import Document
 from simhash_server.index.store import IndexStore, StoreConfig
 
-__all__ = ["Workers"]
+__all__ = ["Workers", "stored_document"]
 
 _BATCH_ATTEMPTS = 6  # a batch is idempotent: retried on HBase errors with backoff before the load gives up
 # What a later attempt can cure.  Anything else (a refused request, corrupt data) stops the load at once.
 _TRANSIENT = (Unavailable, DeadlineExceeded)
 
 
-def _document(doc_id: str, fp: int | None, text: str | None, version: str) -> Document:
+def stored_document(doc_id: str, fp: int | None, text: str | None, version: str) -> Document:
     """A record as stored: a text brings its fingerprint and its verification sketch (by the index's recipe),
     a fingerprint neither."""
     if fp is not None:
@@ -61,7 +61,7 @@ def _worker(index: int, config: StoreConfig, lock_path: Path, tasks: Any, result
             if task is None or os.getppid() != parent:
                 return
             seq, items = task
-            documents = [_document(doc, fp, text, store.recipe.version) for doc, fp, text in items]
+            documents = [stored_document(doc, fp, text, store.recipe.version) for doc, fp, text in items]
             for attempt in range(_BATCH_ATTEMPTS):
                 try:
                     docs = store.index_many(documents)
