@@ -13,7 +13,7 @@ from simhash_schema.tables import (
     TableSpec,
     index_tables,
 )
-from simhash_schema.thrift2 import SchemaError, connect, hbase2
+from simhash_schema.thrift2 import SchemaError, connect, hbase2, receive_reply, send_request
 
 __all__ = [
     "BLOOM_TYPES",
@@ -35,6 +35,8 @@ __all__ = [
     "index_tables",
     "key_only_multi_range",
     "read_meta",
+    "receive_reply",
     "region_count",
+    "send_request",
     "table_exists",
 ]

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["PACKAGED_IDL", "SchemaError", "connect", "hbase2", "read_idl"]
+__all__ = ["PACKAGED_IDL", "SchemaError", "connect", "hbase2", "read_idl", "receive_reply", "send_request"]
 
 IDL_IN_JAR = "org/apache/hadoop/hbase/thrift2/hbase.thrift"
 
@@ -75,3 +75,17 @@ def connect(host: str, port: int, timeout_ms: int = 10_000) -> Any:
         trans_factory=TBufferedTransportFactory(),
         proto_factory=TBinaryProtocolFactory(),
     )
+
+
+# A call is a request written, then a reply read.  Doing the halves apart lets one thread keep calls on
+# several connections in flight at once (the gateway serves each connection on its own thread), with no
+# thread hand-offs in this process.  thriftpy2's TClient has the halves as _send and _recv but does not make
+# them public, so they are reached only here.
+def send_request(client: Any, api: str, **arguments: Any) -> None:
+    """The first half of ``client.<api>(**arguments)``: the request, written and flushed."""
+    client._send(api, **arguments)
+
+
+def receive_reply(client: Any, api: str) -> Any:
+    """The second half: the reply to the request ``send_request`` wrote (or the exception it carries)."""
+    return client._recv(api)

@@ -5,6 +5,7 @@ The tests share one index; each works in the neighbourhood of its own random fin
 
 from __future__ import annotations
 
+import random
 import time
 from dataclasses import replace
 
@@ -12,7 +13,7 @@ import pytest
 
 from simhash_deploy import Ports
 from simhash_server.index.errors import Unavailable
-from simhash_server.index.keys import drawer_keys
+from simhash_server.index.keys import drawer_keys, drawer_prefixes
 from simhash_server.index.model import Hit
 from simhash_server.index.store import IndexStore
 
@@ -134,8 +135,21 @@ def test_pooled_connections_survive_the_gateways_idle_timeout(index, hbase, base
     index.index(ids + "kept", base)
     assert index.query(base) == [Hit(ids + "kept", base, 0)]  # both pools now hold open connections
     time.sleep(hbase.idle_timeout_ms / 1000 + 3)  # the gateways close them meanwhile
-    with caplog.at_level("WARNING", logger="simhash_server.index.pool"):
+    with caplog.at_level("WARNING", logger="simhash_server.index"):
         assert index.query(base) == [Hit(ids + "kept", base, 0)]
-    assert "transport error" in caplog.text  # a dropped connection was met, discarded and replaced
+    # a dropped connection was met, discarded and replaced: by the pool, or by the pipelined drawer scans
+    assert "transport error" in caplog.text or "pipelined drawer scans failed" in caplog.text
     index.index(ids + "later", flip(base, 1))
     assert index.get(ids + "later") == flip(base, 1)
+
+
+def test_a_drawer_holding_more_rows_than_one_scan_page_is_read_whole(index, base, ids) -> None:
+    """12,000 fingerprints share base's drawer (0,1) (its top 26 bits): one scan reads them in two pages."""
+    rng = random.Random(base)
+    top = base >> 38 << 38
+    shared = {top | rng.getrandbits(38) for _ in range(12_000)}
+    index.index_many([(f"{ids}page-{n}", fp) for n, fp in enumerate(sorted(shared))])
+    found = index.candidates(base)
+    assert shared <= found
+    mine = set(drawer_prefixes(base))
+    assert all(mine & set(drawer_prefixes(fp)) for fp in found)  # and nothing that shares no drawer

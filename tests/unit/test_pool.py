@@ -115,3 +115,26 @@ def test_after_a_dropped_connection_the_retry_opens_a_fresh_one_instead_of_anoth
 
     assert pool.run(call) == 6  # one stale connection met, then a new one
     assert conns.closed == [5]
+
+
+def test_held_takes_only_the_slots_that_are_free_and_gives_them_back() -> None:
+    conns = Connections()
+    pool = ConnectionPool("t", conns.open, conns.close, size=3, acquire_timeout=0.01)
+    with pool.held(5) as outer:
+        assert outer == [1, 2, 3]  # as many as the pool has, not as many as asked for
+        with pytest.raises(Unavailable), pool.held(1):  # none left: the first slot is the only one waited for
+            pass
+    with pool.held(2) as again:
+        assert len(again) == 2 and set(again) <= {1, 2, 3}  # returned to the idle connections, reused
+    assert conns.closed == []
+
+
+def test_held_discards_every_connection_when_the_block_fails() -> None:
+    conns = Connections()
+    pool = ConnectionPool("t", conns.open, conns.close, size=2)
+    with pytest.raises(TTransportException), pool.held(2) as held:
+        assert held == [1, 2]
+        raise TTransportException(message="read 0 bytes")  # a reply may be left unread on either
+    assert sorted(conns.closed) == [1, 2]
+    with pool.held(2) as fresh:
+        assert fresh == [3, 4]

@@ -17,7 +17,7 @@ import queue
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
 from thriftpy2.thrift import TApplicationException, TDecodeException, TException
@@ -110,6 +110,33 @@ class ConnectionPool(Generic[C]):
                 self._slots.release()
             return result
         raise Unavailable(f"{self.name}: HBase did not answer after {attempts} attempt(s): {last!r}") from last
+
+    @contextlib.contextmanager
+    def held(self, most: int) -> Iterator[list[C]]:
+        """Up to ``most`` connections at once (at least one), for calls pipelined over them.
+
+        Only the first waits for a free slot; the rest are taken only if free, so two callers holding some
+        can never wait on each other.  If the block raises, every held connection is discarded: a stream
+        may hold a reply nobody read."""
+        if not self._slots.acquire(timeout=self.acquire_timeout):
+            raise Unavailable(f"{self.name}: no connection free within {self.acquire_timeout:.0f} s")
+        slots = 1
+        while slots < most and self._slots.acquire(blocking=False):
+            slots += 1
+        conns: list[C] = []
+        try:
+            conns.extend(self._take() for _ in range(slots))
+            yield conns
+        except BaseException:
+            for conn in conns:
+                self._discard(conn)
+            conns = []
+            raise
+        finally:
+            for conn in conns:
+                self._idle.put(conn)
+            for _ in range(slots):
+                self._slots.release()
 
     def _take(self) -> C:
         try:

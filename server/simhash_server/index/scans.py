@@ -1,24 +1,33 @@
-"""Drawer scans through Thrift2: a query's prefixes grouped by region, one scan per region, in parallel.
+"""Drawer scans through Thrift2: a query's prefixes grouped by region, one scan per region, all in flight at once.
 
 Thrift2's ``getScannerResults`` opens, reads and closes a scan in one call (happybase needs about four).
 The prefixes of every fingerprint in a batch are grouped by the region holding them, and each group is read
 by one scan (a MultiRowRangeFilter over its prefixes, keys only): as many Thrift calls as regions touched,
-however many fingerprints.  Region boundaries are a cached hint: a stale one costs speed, never a row.
+however many fingerprints.  One thread writes every scan's request, each on a connection of its own, then
+reads the replies: the gateway runs them in parallel, and this process hands nothing between threads, which
+halved its CPU per query against a thread per scan (docs/benchmarks.md, bench-scale).  Region boundaries are
+a cached hint: a stale one costs speed, never a row.
 """
 
 from __future__ import annotations
 
 import bisect
+import logging
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from simhash_schema import hbase2, key_only_multi_range
+from thriftpy2.thrift import TException
+
+from simhash_schema import hbase2, key_only_multi_range, receive_reply, send_request
+from simhash_server.index.errors import DeadlineExceeded
 from simhash_server.index.keys import KEY_LENGTH, PREFIX_LENGTH, drawer_prefixes, split_key
-from simhash_server.index.pool import ConnectionPool
+from simhash_server.index.pool import TRANSPORT_ERRORS, ConnectionPool
+from simhash_server.metrics import HBASE_CALL_SECONDS
 
 __all__ = ["DrawerScans", "count_rows"]
+
+log = logging.getLogger(__name__)
 
 _SCAN_PAGE = 10_000
 _REGION_CACHE_SECONDS = 60.0
@@ -46,17 +55,24 @@ def count_rows(pool: ConnectionPool[Any], table: bytes, deadline: float | None) 
     return len(_paged(pool, table, deadline, filterString=b"FirstKeyOnlyFilter() AND KeyOnlyFilter()"))
 
 
+def _drawer_scan(prefixes: list[bytes]) -> dict[str, Any]:
+    """The TScan fields reading the drawer row keys under sorted prefixes (keys only; PREAD suits short scans)."""
+    ranges = [(p, p + _STOP_TAIL) for p in prefixes]
+    scan: dict[str, Any] = {"startRow": ranges[0][0], "stopRow": ranges[-1][1], "readType": hbase2().TReadType.PREAD}
+    if len(ranges) == 1:
+        scan["filterString"] = b"KeyOnlyFilter()"
+    else:
+        scan["filterBytes"] = key_only_multi_range(ranges)
+    return scan
+
+
 class DrawerScans:
     """Reads of one drawer table: every stored fingerprint sharing a drawer with each of many fingerprints."""
 
-    def __init__(self, pool: ConnectionPool[Any], table: bytes, threads: int) -> None:
+    def __init__(self, pool: ConnectionPool[Any], table: bytes) -> None:
         self._pool = pool
         self._table = table
-        self._threads = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="drawer-scan")
         self._regions: tuple[float, list[bytes]] | None = None
-
-    def close(self) -> None:
-        self._threads.shutdown(wait=False, cancel_futures=True)
 
     def candidates(self, fps: Sequence[int], deadline: float | None) -> list[set[int]]:
         """For each fingerprint, every stored fingerprint sharing a drawer with it."""
@@ -68,13 +84,8 @@ class DrawerScans:
         starts = self._region_starts(deadline)
         for prefix in sorted(owners):
             groups.setdefault(bisect.bisect_right(starts, prefix), []).append(prefix)
-        *others, last = groups.values()
-        futures = [self._threads.submit(self._scan, group, deadline) for group in others]
-        keys = self._scan(last, deadline)  # the last group in this thread: one hand-off fewer
-        for future in futures:
-            keys.extend(future.result())
         found: list[set[int]] = [set() for _ in fps]
-        for key in keys:
+        for key in self._keys([_drawer_scan(group) for group in groups.values()], deadline):
             prefix, candidate = split_key(key)
             for n in owners[prefix]:
                 found[n].add(candidate)
@@ -90,21 +101,33 @@ class DrawerScans:
         self._regions = (time.monotonic(), starts)
         return starts
 
-    def _scan(self, prefixes: list[bytes], deadline: float | None) -> list[bytes]:
-        """Drawer row keys under sorted prefixes, keys only."""
-        ranges = [(p, p + _STOP_TAIL) for p in prefixes]
-        if len(ranges) == 1:
-            filters = {"filterString": b"KeyOnlyFilter()"}
-        else:
-            filters = {"filterBytes": key_only_multi_range(ranges)}
-        # PREAD: positional reads suit short scans.
-        results = _paged(
-            self._pool,
-            self._table,
-            deadline,
-            startRow=ranges[0][0],
-            stopRow=ranges[-1][1],
-            readType=hbase2().TReadType.PREAD,
-            **filters,
-        )
-        return [r.row for r in results]
+    def _keys(self, scans: list[dict[str, Any]], deadline: float | None) -> list[bytes]:
+        """The row keys every scan reads: all in flight at once, in waves of as many connections as are free.
+
+        A scan that fills a page is read on, and a failed wave is read again, through the pool's paged and
+        retried calls: the rare paths stay the plain ones."""
+        if deadline is not None and time.monotonic() >= deadline:
+            raise DeadlineExceeded(f"{self._pool.name}: the deadline passed")
+        t = hbase2()
+        keys: list[bytes] = []
+        unfinished: list[dict[str, Any]] = []  # full pages: read on from their last row
+        try:
+            with self._pool.held(len(scans)) as conns:
+                for lo in range(0, len(scans), len(conns)):
+                    wave = list(zip(conns, scans[lo : lo + len(conns)], strict=False))  # the last wave may be short
+                    began = time.perf_counter()
+                    for conn, scan in wave:
+                        tscan = t.TScan(caching=_SCAN_PAGE, limit=_SCAN_PAGE, **scan)
+                        send_request(conn, "getScannerResults", table=self._table, tscan=tscan, numRows=_SCAN_PAGE)
+                    for conn, scan in wave:
+                        rows = receive_reply(conn, "getScannerResults")
+                        HBASE_CALL_SECONDS.labels(self._pool.name).observe(time.perf_counter() - began)
+                        keys.extend(r.row for r in rows)
+                        if len(rows) == _SCAN_PAGE:
+                            unfinished.append(scan | {"startRow": rows[-1].row + b"\x00"})
+        except (*TRANSPORT_ERRORS, TException) as exc:
+            log.warning("%s: pipelined drawer scans failed, retrying one by one: %r", self._pool.name, exc)
+            keys, unfinished = [], scans
+        for scan in unfinished:
+            keys.extend(r.row for r in _paged(self._pool, self._table, deadline, **scan))
+        return keys

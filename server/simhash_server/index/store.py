@@ -119,7 +119,7 @@ class IndexStore:
             config.pool_size,
             config.retries,
         )
-        self.scans = DrawerScans(self.thrift2, self._names["drawers"], config.pool_size)
+        self.scans = DrawerScans(self.thrift2, self._names["drawers"])
         self._claiming = ThreadPoolExecutor(10, thread_name_prefix="claims")  # a Deduplicate's 10 rows at once
         self._nearby: Coalescer[Probe, list[Near]]
         self._writes: Coalescer[list[tuple[bytes, Document]], int]
@@ -168,7 +168,6 @@ class IndexStore:
 
     def close(self) -> None:
         self._claiming.shutdown(wait=False, cancel_futures=True)
-        self.scans.close()
         self.thrift1.close()
         self.thrift2.close()
 
