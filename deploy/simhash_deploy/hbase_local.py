@@ -358,6 +358,14 @@ class LocalHBase:
         """Start whatever is not running and wait until Thrift lists tables; False if all already ran."""
         if self.is_running() and self._tables_answer():
             return False
+        running = [proc.name for proc in self.processes() if self._pid(proc) is not None]
+        saved = self._saved_ports()
+        if running and saved is not None and saved != self.ports:  # else: a second HBase on the same files
+            raise HBaseError(
+                f"HBase already runs under {self.var_dir} ({', '.join(running)}) on ports {saved}, not on the "
+                f"{self.ports} asked for: use its ports, or stop it first (simhash-index hbase stop --var-dir "
+                f"{self.var_dir})"
+            )
         self.fetch_jars()
         self.write_config()
         for directory in (self.log_dir, self.run_dir):

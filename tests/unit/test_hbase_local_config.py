@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
+from dataclasses import asdict
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
 
-from simhash_deploy import LocalHBase, Ports
+from simhash_deploy import HBaseError, LocalHBase, Ports
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,6 +59,17 @@ def test_stale_pid_file_is_dropped(tmp_path: Path) -> None:
     assert report["master"]["running"] is False and report["thrift"]["running"] is False
     assert not (local.run_dir / "master.pid").exists()
     assert local.stop() == []
+
+
+def test_starting_on_other_ports_beside_a_running_hbase_is_refused_at_once(tmp_path: Path, monkeypatch) -> None:
+    first = _local(tmp_path)
+    first.run_dir.mkdir(parents=True)
+    first.state_file.write_text(json.dumps({"ports": asdict(first.ports)}))
+    second = LocalHBase(home=first.home, var_dir=first.var_dir, ports=Ports(12181, 12090, 12091))
+    monkeypatch.setattr(LocalHBase, "_pid", lambda self, proc: 4242 if proc.name == "master" else None)
+    monkeypatch.setattr(LocalHBase, "is_running", lambda self: False)
+    with pytest.raises(HBaseError, match=r"already runs under .* \(master\) on ports .*19090.*hbase stop --var-dir"):
+        second.start()
 
 
 def test_free_ports_are_distinct() -> None:
