@@ -10,7 +10,7 @@ HFILE_JOB := deploy/hfile-job/target/simhash-hfile-job.jar
 PYTEST_ARGS ?=
 
 .PHONY: run stop test test-containers test-cluster cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
-	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-verify golden proto proto-check tools
+	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-scans bench-verify golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
 run: install jars
@@ -198,6 +198,10 @@ bench-hfile: install jars
 # later runs), live and major-compacted (docs/benchmarks.md, docs/scale.png).  bench-scale-clean removes it.
 bench-scale: install jars
 	$(BIN)/python benchmarks/bench_scale.py $(BENCH_ARGS)
+
+# The drawer scans pipelined (the store's way) against a thread per region group, on bench-scale's index.
+bench-scans: install jars
+	$(BIN)/python benchmarks/bench_scans.py $(BENCH_ARGS)
 
 bench-scale-clean:
 	@if [ -x $(BIN)/simhash-index ]; then $(BIN)/simhash-index hbase stop --var-dir var/scale/hbase || true; fi
