@@ -199,7 +199,7 @@ bench-hfile: install jars
 bench-scale: install jars
 	$(BIN)/python benchmarks/bench_scale.py $(BENCH_ARGS)
 
-# The drawer scans pipelined (the store's way) against a thread per region group, on bench-scale's index.
+# Where a query goes: drawer scans pipelined or a thread per region group, store.query, the client, gRPC alone.
 bench-scans: install jars
 	$(BIN)/python benchmarks/bench_scans.py $(BENCH_ARGS)
 

@@ -1,12 +1,16 @@
-"""Drawer scans two ways on one index, interleaved probe by probe: what pipelining the region scans saves.
+"""Where a query's time goes, on one index, interleaved probe by probe.
 
-- pipelined: DrawerScans.candidates as the store runs it: one thread writes every region group's scan, each on
-  a connection of its own, then reads the replies;
-- a thread per group: the same scans (same groups, same filters), each a blocking call in a thread pool of
-  its own, the last in the calling thread (the store's way before).
+- scans, pipelined: DrawerScans.candidates as the store runs it: one thread writes every region group's scan,
+  each on a connection of its own, then reads the replies;
+- scans, a thread per group: the same scans (same groups, same filters), each a blocking call in a thread pool,
+  the last in the calling thread (the store's way before);
+- store.query: the scans, XOR + popcount, and the fp2docs read of any hit, in this process;
+- client query: the same query through the Python client of a `simhash-index serve` process;
+- client health check: a gRPC call that does no work, through the same client and server (gRPC's own cost).
 
-Both give the same candidates (checked on every probe).  Reported: p50/p99 wall time and this process's CPU
-per call.  The index is the scale benchmark's (var/scale, built by `make bench-scale`), or --prefix/--var-dir.
+Both scan ways give the same candidates (checked on every probe).  Reported: p50/p99 wall time and, for the
+in-process ways, this process's CPU per call.  The index is the scale benchmark's (var/scale, built by
+`make bench-scale`), or --prefix/--var-dir.
 
     .venv/bin/python benchmarks/bench_scans.py          # or: make bench-scans
 """
@@ -15,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import os
+import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,12 +28,14 @@ from pathlib import Path
 import numpy as np
 from bench_query import percentile
 
-from simhash_deploy import LocalHBase
+from simhash_client import SimHashClient
+from simhash_deploy import LocalHBase, Ports
 from simhash_server.index.keys import drawer_prefixes, split_key
 from simhash_server.index.scans import _drawer_scan, _paged
 from simhash_server.index.store import IndexStore, StoreConfig
 
 ROOT = Path(__file__).resolve().parents[1]
+CLI = str(ROOT / ".venv" / "bin" / "simhash-index")
 
 
 class ThreadPerGroup:
@@ -67,37 +75,65 @@ def main() -> None:
     config = StoreConfig(thrift_port=ports.thrift, thrift2_port=ports.thrift2, table_prefix=args.prefix, pool_size=16)
     rng = np.random.default_rng(3)
     probes = [int(v) for v in rng.integers(0, 2**64, size=args.warmup + args.queries, dtype=np.uint64)]
-    wall: dict[str, list[float]] = {"pipelined": [], "thread per group": []}
+    port = Ports.free().thrift
+    env = {
+        **os.environ,
+        "SIMHASH_HBASE_THRIFT_PORT": str(ports.thrift),
+        "SIMHASH_HBASE_THRIFT2_PORT": str(ports.thrift2),
+        "SIMHASH_TABLE_PREFIX": args.prefix,
+    }
+    server = subprocess.Popen(
+        [CLI, "serve", "--address", f"127.0.0.1:{port}", "--metrics-address", ""],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    names = ("scans, pipelined", "scans, a thread per group", "store.query", "client query", "client health check")
+    wall: dict[str, list[float]] = {name: [] for name in names}
     cpu = dict.fromkeys(wall, 0.0)
     try:
-        with IndexStore(config) as store:
+        with IndexStore(config) as store, SimHashClient(f"127.0.0.1:{port}") as client:
+            client.wait_until_serving(timeout=120)
             threaded = ThreadPerGroup(store)
             ways = {
-                "pipelined": lambda fp: store.scans.candidates([fp], None)[0],
-                "thread per group": threaded.candidates,
+                names[0]: lambda fp: store.scans.candidates([fp], None)[0],
+                names[1]: threaded.candidates,
+                names[2]: store.query,
+                names[3]: lambda fp: client.query(simhash=fp),
+                names[4]: lambda fp: client.health(),
             }
             for fp in probes[: args.warmup]:
-                assert ways["pipelined"](fp) == ways["thread per group"](fp)
+                assert ways[names[0]](fp) == ways[names[1]](fp)
+                mine, theirs = ways[names[2]](fp), ways[names[3]](fp)
+                assert [(h.doc_id, h.distance) for h in mine] == [(h.doc_id, h.distance) for h in theirs]
+                ways[names[4]](fp)
             for i, fp in enumerate(probes[args.warmup :]):
                 order = list(ways.items())
-                answers = []
-                for name, way in order[i % 2 :] + order[: i % 2]:  # each goes first in turn
+                answers = {}
+                for name, way in order[i % len(order) :] + order[: i % len(order)]:  # each goes first in turn
                     c0, w0 = time.process_time(), time.perf_counter()
-                    answers.append(way(fp))
+                    answers[name] = way(fp)
                     wall[name].append(time.perf_counter() - w0)
                     cpu[name] += time.process_time() - c0
-                assert answers[0] == answers[1]
+                assert answers[names[0]] == answers[names[1]]
     finally:
+        server.terminate()
+        server.wait(60)
         if started:
             local.stop()
-    print(f"{args.queries} random probes on {args.prefix} ({args.var_dir}), both ways interleaved\n")
-    print("| scans | p50 ms | p99 ms | CPU µs per call (this process) |")
+    print(f"{args.queries} random probes on {args.prefix} ({args.var_dir}), every way interleaved\n")
+    print("| path | p50 ms | p99 ms | CPU µs per call in this process |")
     print("|---|---|---|---|")
     for name, values in wall.items():
         p50, p99 = 1000 * percentile(values, 0.5), 1000 * percentile(values, 0.99)
-        print(f"| {name} | {p50:.2f} | {p99:.2f} | {1e6 * cpu[name] / len(values):.0f} |")
-    ratio = percentile(wall["pipelined"], 0.5) / percentile(wall["thread per group"], 0.5)
-    print(f"\npipelined / thread per group: p50 {ratio:.2f}x, CPU {cpu['pipelined'] / cpu['thread per group']:.2f}x")
+        own = "" if name.startswith("client") else f"{1e6 * cpu[name] / len(values):.0f}"
+        print(f"| {name} | {p50:.2f} | {p99:.2f} | {own} |")
+    p50 = {name: percentile(values, 0.5) for name, values in wall.items()}
+    print(
+        f"\npipelined / a thread per group: p50 {p50[names[0]] / p50[names[1]]:.2f}x, "
+        f"CPU {cpu[names[0]] / cpu[names[1]]:.2f}x; client query - store.query, p50: "
+        f"{1000 * (p50[names[3]] - p50[names[2]]):.2f} ms (gRPC alone: {1000 * p50[names[4]]:.2f} ms)"
+    )
 
 
 if __name__ == "__main__":
