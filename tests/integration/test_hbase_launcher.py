@@ -66,13 +66,16 @@ def test_flush_with_compact_merges_store_files_and_keeps_every_row(hbase) -> Non
     name = f"compact_{time.time_ns()}"
     conn = hbase.connection()
     conn.create_table(name, {"f": {}})
+    conn.close()
     try:
         for start in (0, 100):  # two flushes: two store files
+            # a connection per batch: a flush can outlast the tests' short Thrift idle timeout
+            conn = hbase.connection()
             with conn.table(name).batch() as batch:
                 for i in range(start, start + 100):
                     batch.put(f"row{i:03d}".encode(), {b"f:v": str(i).encode()})
+            conn.close()
             local.flush([name])
-        conn.close()  # flushes outlast the tests' short Thrift idle timeout: a fresh connection after
         flushed = _store_files(local, name)
         assert len(flushed) == 2
 
