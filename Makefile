@@ -197,6 +197,7 @@ bench-hfile: install jars
 # Query latency at 10^5..10^8 fingerprints (hfile-load builds the index; ~40 GB under var/scale, kept for
 # later runs), live and major-compacted (docs/benchmarks.md, docs/scale.png).  bench-scale-clean removes it.
 bench-scale: install jars
+	$(BIN)/pip install -q -e '.[server,test,eval]'
 	$(BIN)/python benchmarks/bench_scale.py $(BENCH_ARGS)
 
 # Where a query goes: drawer scans pipelined or a thread per region group, store.query, the client, gRPC alone.
