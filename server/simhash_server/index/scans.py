@@ -73,6 +73,7 @@ class DrawerScans:
         self._pool = pool
         self._table = table
         self._regions: tuple[float, list[bytes]] | None = None
+        self._call_seconds = HBASE_CALL_SECONDS.labels(pool.name)  # once: a label lookup takes a lock
 
     def candidates(self, fps: Sequence[int], deadline: float | None) -> list[set[int]]:
         """For each fingerprint, every stored fingerprint sharing a drawer with it."""
@@ -121,7 +122,7 @@ class DrawerScans:
                         send_request(conn, "getScannerResults", table=self._table, tscan=tscan, numRows=_SCAN_PAGE)
                     for conn, scan in wave:
                         rows = receive_reply(conn, "getScannerResults")
-                        HBASE_CALL_SECONDS.labels(self._pool.name).observe(time.perf_counter() - began)
+                        self._call_seconds.observe(time.perf_counter() - began)
                         keys.extend(r.row for r in rows)
                         if len(rows) == _SCAN_PAGE:
                             unfinished.append(scan | {"startRow": rows[-1].row + b"\x00"})
