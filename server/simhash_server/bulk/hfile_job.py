@@ -1,4 +1,5 @@
-"""How `hfile-load` runs its Java job (deploy/hfile-job): here with Hadoop's LocalJobRunner, or on YARN.
+"""How `hfile-load` and `clusters` run their Java jobs (deploy/hfile-job): here with Hadoop's LocalJobRunner,
+or on YARN.
 
 - ``local``: one JVM on this machine with the job's own jars (deploy/hfile-job/target, built by ``make
   jars``), the launcher's JDK 17 flags and a generated ``hbase-site.xml`` naming ZooKeeper and the pure-Java
@@ -23,10 +24,11 @@ from typing import Any
 
 from simhash_server.bulk.checkpoint import BulkLoadError
 
-__all__ = ["MAIN_CLASS", "RUNNERS", "JobEvent", "JobRunner", "default_job_dir"]
+__all__ = ["CLUSTERS_CLASS", "MAIN_CLASS", "RUNNERS", "JobEvent", "JobRunner", "default_job_dir"]
 
 RUNNERS = ("local", "yarn")
-MAIN_CLASS = "io.simhashindex.hfile.Main"
+MAIN_CLASS = "io.simhashindex.hfile.Main"  # hfile-load
+CLUSTERS_CLASS = "io.simhashindex.hfile.ClustersMain"
 JAR = "simhash-hfile-job.jar"
 _LOG_TAIL = 25
 
@@ -96,11 +98,14 @@ class JobRunner:
         return props | self.properties
 
     # -- running ------------------------------------------------------------------------------------------
-    def run(self, command: str, args: dict[str, str], staging: Path) -> Iterator[JobEvent]:
+    def run(
+        self, command: str, args: dict[str, str], staging: Path, main_class: str = MAIN_CLASS
+    ) -> Iterator[JobEvent]:
+        """Run ``command`` of ``main_class``; ``staging`` holds its log, configuration and (local) temporary files."""
         if self.kind == "yarn":
-            argv, env = self._yarn(command, args, staging)
+            argv, env = self._yarn(command, args, staging, main_class)
         else:
-            argv, env = self._local(command, args, staging), None
+            argv, env = self._local(command, args, staging, main_class), None
         log_path = staging / "job.log"
         with open(log_path, "ab") as log:
             # The staging directory is the working directory: the local runner links job files into it.
@@ -118,13 +123,15 @@ class JobRunner:
         if code != 0:
             raise BulkLoadError(f"the {command} job failed (exit {code}); {log_path} ends:\n{_tail(log_path)}")
 
-    def _arguments(self, command: str, args: dict[str, str], extra: dict[str, str] | None = None) -> list[str]:
-        props = (extra or {}) | self.job_properties(args["staging"])
+    def _arguments(
+        self, command: str, args: dict[str, str], staging: str, extra: dict[str, str] | None = None
+    ) -> list[str]:
+        props = (extra or {}) | self.job_properties(staging)
         defines = [f"-D{key}={value}" for key, value in props.items()]
         pairs = [item for key, value in args.items() for item in (f"--{key}", value)]
         return [*defines, command, *pairs]
 
-    def _local(self, command: str, args: dict[str, str], staging: Path) -> list[str]:
+    def _local(self, command: str, args: dict[str, str], staging: Path, main_class: str) -> list[str]:
         from simhash_deploy.hbase_local import AIRCOMPRESSOR_CODECS, JDK17_FLAGS, site_xml
 
         conf = staging / "conf"
@@ -147,11 +154,13 @@ class JobRunner:
             f"-Dlog4j2.configurationFile=file:{conf / 'log4j2.properties'}",
             "-cp",
             f"{conf}:{jar}:{jar.parent / 'lib'}/*",
-            MAIN_CLASS,
-            *self._arguments(command, args),
+            main_class,
+            *self._arguments(command, args, str(staging.resolve())),
         ]
 
-    def _yarn(self, command: str, args: dict[str, str], staging: Path) -> tuple[list[str], dict[str, str]]:
+    def _yarn(
+        self, command: str, args: dict[str, str], staging: Path, main_class: str
+    ) -> tuple[list[str], dict[str, str]]:
         for tool in ("hadoop", "hbase"):
             if shutil.which(tool) is None:
                 raise BulkLoadError(f"the yarn runner needs the cluster's `{tool}` command on PATH")
@@ -168,8 +177,10 @@ class JobRunner:
             zookeeper = {"hbase.zookeeper.quorum": host} | (
                 {"hbase.zookeeper.property.clientPort": port} if port else {}
             )
-        argv = ["hadoop", "jar", str(self.jar), MAIN_CLASS, "-libjars", mapredcp.replace(":", ",")]
-        return [*argv, *self._arguments(command, args | {"staging": remote}, zookeeper)], env
+        argv = ["hadoop", "jar", str(self.jar), main_class, "-libjars", mapredcp.replace(":", ",")]
+        if "staging" in args:
+            args = args | {"staging": remote}
+        return [*argv, *self._arguments(command, args, remote, zookeeper)], env
 
 
 def _event(line: str) -> JobEvent | None:

@@ -8,6 +8,7 @@ import click
 from simhash_client.cli import COMMANDS as CLIENT_COMMANDS
 from simhash_server.cli.bulk import bulk_load
 from simhash_server.cli.calibrate import calibrate_command
+from simhash_server.cli.clusters import clusters_command
 from simhash_server.cli.fingerprint import fingerprint_command
 from simhash_server.cli.gc import gc_command
 from simhash_server.cli.hbase import hbase
@@ -29,6 +30,7 @@ main.add_command(serve)
 main.add_command(bulk_load)
 main.add_command(hfile_load)
 main.add_command(calibrate_command, name="calibrate")
+main.add_command(clusters_command, name="clusters")
 main.add_command(gc_command, name="gc")
 for _name, _command in CLIENT_COMMANDS.items():
     main.add_command(_command, name=_name)

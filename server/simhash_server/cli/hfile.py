@@ -17,7 +17,8 @@ _NEW_IDS_HELP = (
 )
 
 
-def _hfile_options(command: Any) -> Any:
+def job_options(command: Any) -> Any:
+    """The options of commands that run a job on HBase's MapReduce tooling (hfile-load, clusters)."""
     from simhash_server.bulk.hfile_job import RUNNERS
 
     options = [
@@ -28,24 +29,11 @@ def _hfile_options(command: Any) -> Any:
             show_default=True,
             help="local: Hadoop's LocalJobRunner on this machine; yarn: `hadoop jar` on the cluster's YARN.",
         ),
-        click.option(
-            "--staging",
-            type=click.Path(file_okay=False, path_type=Path),
-            help="Where normalised input and HFiles wait; kept until the load succeeds.  "
-            "[default: FIRST_INPUT.hfile-staging]",
-        ),
-        click.option("--staging-uri", help="yarn: the staging directory on the cluster's filesystem (hdfs://...)."),
+        click.option("--staging-uri", help="yarn: the job's directory on the cluster's filesystem (hdfs://...)."),
         click.option(
             "--zookeeper",
             envvar="SIMHASH_ZOOKEEPER",
             help="HBase's ZooKeeper, HOST:PORT.  [default: local 127.0.0.1:2181; yarn the cluster's hbase-site.xml]",
-        ),
-        click.option("--new-ids-only", is_flag=True, help=_NEW_IDS_HELP),
-        click.option("--generate-only", is_flag=True, help="Write the HFiles and stop (load later with --load-only)."),
-        click.option("--load-only", is_flag=True, help="Hand over HFiles an earlier --generate-only wrote."),
-        click.option("--keep-staging", is_flag=True, help="Keep the staging directory after a successful load."),
-        click.option(
-            "--splits", type=click.IntRange(1, 1024), default=4, show_default=True, help="Map tasks of the first job."
         ),
         click.option(
             "--heap-mb", type=click.IntRange(256), default=3072, show_default=True, help="local: the job's JVM heap."
@@ -69,6 +57,50 @@ def _hfile_options(command: Any) -> Any:
     return apply_options(command, options)
 
 
+def job_runner(opts: dict[str, Any]) -> Any:
+    """The JobRunner that job_options describe; ClickException for a bad combination."""
+    from simhash_server.bulk.hfile_job import JobRunner
+
+    properties = {}
+    for item in opts["properties"]:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="-D")
+        properties[key] = value
+    try:
+        return JobRunner(
+            kind=opts["runner"],
+            job_dir=opts["job_dir"],
+            zookeeper=opts["zookeeper"],
+            heap_mb=opts["heap_mb"],
+            sort_mb=opts["sort_mb"],
+            parallel=opts["parallel"],
+            staging_uri=opts["staging_uri"],
+            properties=properties,
+        )
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _hfile_options(command: Any) -> Any:
+    options = [
+        click.option(
+            "--staging",
+            type=click.Path(file_okay=False, path_type=Path),
+            help="Where normalised input and HFiles wait; kept until the load succeeds.  "
+            "[default: FIRST_INPUT.hfile-staging]",
+        ),
+        click.option("--new-ids-only", is_flag=True, help=_NEW_IDS_HELP),
+        click.option("--generate-only", is_flag=True, help="Write the HFiles and stop (load later with --load-only)."),
+        click.option("--load-only", is_flag=True, help="Hand over HFiles an earlier --generate-only wrote."),
+        click.option("--keep-staging", is_flag=True, help="Keep the staging directory after a successful load."),
+        click.option(
+            "--splits", type=click.IntRange(1, 1024), default=4, show_default=True, help="Map tasks of the first job."
+        ),
+    ]
+    return job_options(apply_options(command, options))
+
+
 @click.command("hfile-load")
 @input_options
 @_hfile_options
@@ -89,32 +121,13 @@ def hfile_load(ctx: click.Context, **opts: Any) -> None:
     from simhash_schema import SchemaError
     from simhash_server.bulk.checkpoint import BulkLoadError
     from simhash_server.bulk.hfile import HFileLoadOptions, run_hfile_load
-    from simhash_server.bulk.hfile_job import JobRunner
     from simhash_server.index.errors import StoreError
 
     sources = input_sources(opts)
     first = sources[0].path
     if first == "-" and (opts["staging"] is None or opts["rejects"] is None):
         raise click.ClickException("reading stdin first: give --staging and --rejects")
-    properties = {}
-    for item in opts["properties"]:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="-D")
-        properties[key] = value
-    try:
-        runner = JobRunner(
-            kind=opts["runner"],
-            job_dir=opts["job_dir"],
-            zookeeper=opts["zookeeper"],
-            heap_mb=opts["heap_mb"],
-            sort_mb=opts["sort_mb"],
-            parallel=opts["parallel"],
-            staging_uri=opts["staging_uri"],
-            properties=properties,
-        )
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from exc
+    runner = job_runner(opts)
     staging = opts["staging"] or Path(first + ".hfile-staging")
     options = HFileLoadOptions(
         store=store_config(opts),

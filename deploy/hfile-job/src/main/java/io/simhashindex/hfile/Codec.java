@@ -9,6 +9,8 @@ import java.nio.charset.StandardCharsets;
 final class Codec {
   static final int[] SEGMENTS = {13, 13, 13, 13, 12};
   static final byte[] FAMILY = {'d'};
+  static final int PREFIX = 5; // drawer value (4) + flag (1): the rows a query scans together
+  static final int KEY = 13; // + the fingerprint (8)
   static final byte[] DRAWER_QUALIFIER = new byte[0];
   static final byte[] EMPTY = new byte[0];
   static final byte[] FP_QUALIFIER = "fp".getBytes(StandardCharsets.UTF_8);
@@ -42,8 +44,8 @@ final class Codec {
   static byte[] drawerKey(long fp, int flag) {
     int i = PAIRS[flag][0];
     int j = PAIRS[flag][1];
-    long segI = (fp >>> SHIFTS[i]) & ((1L << SEGMENTS[i]) - 1);
-    long segJ = (fp >>> SHIFTS[j]) & ((1L << SEGMENTS[j]) - 1);
+    long segI = segment(fp, i);
+    long segJ = segment(fp, j);
     long value = ((segI << SEGMENTS[j]) | segJ) << (32 - SEGMENTS[i] - SEGMENTS[j]);
     byte[] key = new byte[13];
     for (int b = 0; b < 4; b++) {
@@ -52,6 +54,23 @@ final class Codec {
     key[4] = (byte) flag;
     putLong(key, 5, fp);
     return key;
+  }
+
+  /**
+   * The lowest flag of the drawers two fingerprints share, given their XOR (-1 if none): the one drawer in
+   * which the clusters job reports their pair, so that a pair sharing several drawers is reported once.
+   */
+  static int lowestSharedDrawer(long xor) {
+    for (int flag = 0; flag < PAIRS.length; flag++) {
+      if (segment(xor, PAIRS[flag][0]) == 0 && segment(xor, PAIRS[flag][1]) == 0) {
+        return flag;
+      }
+    }
+    return -1;
+  }
+
+  private static long segment(long fp, int i) {
+    return (fp >>> SHIFTS[i]) & ((1L << SEGMENTS[i]) - 1);
   }
 
   /** The fp2docs row key of a fingerprint (and the docs record's value): 8 bytes, big-endian. */

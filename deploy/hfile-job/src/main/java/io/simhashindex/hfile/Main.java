@@ -26,8 +26,6 @@ import org.apache.hadoop.hbase.mapreduce.HFileOutputFormat2;
 import org.apache.hadoop.hbase.tool.BulkLoadHFiles;
 import org.apache.hadoop.io.NullWritable;
 import org.apache.hadoop.io.SequenceFile;
-import org.apache.hadoop.mapreduce.Counter;
-import org.apache.hadoop.mapreduce.CounterGroup;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
 import org.apache.hadoop.mapreduce.lib.input.SequenceFileInputFormat;
@@ -196,27 +194,7 @@ public final class Main extends Configured implements Tool {
   }
 
   private void run(Job job, String phase) throws Exception {
-    long started = System.nanoTime();
-    job.submit();
-    while (!job.isComplete()) {
-      out.printf(Locale.ROOT, "{\"event\": \"progress\", \"phase\": \"%s\", \"map\": %.3f, \"reduce\": %.3f}%n",
-          phase, job.mapProgress(), job.reduceProgress());
-      Thread.sleep(1000);
-    }
-    if (!job.isSuccessful()) {
-      throw new IOException("the " + phase + " job failed: " + job.getStatus().getFailureInfo());
-    }
-    StringBuilder counters = new StringBuilder();
-    for (CounterGroup group : job.getCounters()) {
-      for (Counter counter : group) {
-        if (counters.length() > 0) {
-          counters.append(", ");
-        }
-        counters.append('"').append(counter.getName()).append("\": ").append(counter.getValue());
-      }
-    }
-    out.printf(Locale.ROOT, "{\"event\": \"phase\", \"phase\": \"%s\", \"seconds\": %.3f, \"counters\": {%s}}%n",
-        phase, (System.nanoTime() - started) / 1e9, counters);
+    Jobs.run(job, phase, out);
   }
 
   // -- load ---------------------------------------------------------------------------------------------

@@ -1,0 +1,342 @@
+package io.simhashindex.hfile;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.conf.Configured;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.filter.KeyOnlyFilter;
+import org.apache.hadoop.hbase.mapreduce.TableInputFormat;
+import org.apache.hadoop.hbase.mapreduce.TableMapReduceUtil;
+import org.apache.hadoop.io.ByteWritable;
+import org.apache.hadoop.io.BytesWritable;
+import org.apache.hadoop.io.LongWritable;
+import org.apache.hadoop.io.SequenceFile;
+import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.Job;
+import org.apache.hadoop.mapreduce.Mapper;
+import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
+import org.apache.hadoop.mapreduce.lib.input.MultipleInputs;
+import org.apache.hadoop.mapreduce.lib.input.SequenceFileInputFormat;
+import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
+import org.apache.hadoop.mapreduce.lib.output.MultipleOutputs;
+import org.apache.hadoop.mapreduce.lib.output.SequenceFileOutputFormat;
+import org.apache.hadoop.mapreduce.lib.output.TextOutputFormat;
+import org.apache.hadoop.util.Tool;
+import org.apache.hadoop.util.ToolRunner;
+
+/**
+ * `simhash-index clusters`'s Java half: near-duplicate clusters of the whole index, as MapReduce jobs.
+ *
+ * <pre>
+ *   clusters --work DIR --output DIR --drawers T --fp2docs T [--max-distance 3] [--budget N] [--reducers R]
+ * </pre>
+ *
+ * Steps (each leaves a marker in the work directory, so a rerun continues where one stopped): pairs
+ * (drawers table, {@link PairsJob}), tiles (hot prefix groups, only if any), join and confirm (fp2docs,
+ * {@link JoinJob}), star rounds until the components settle ({@link StarsJob}), assign and label
+ * ({@link LabelJob}), then publish: the output directory gets {@code clusters/} (doc id, tab, cluster id),
+ * {@code pairs/} (fingerprint, fingerprint, distance, in hex), {@code sizes/} (cluster id, documents), and
+ * {@code largest-groups.tsv} and {@code largest-clusters.tsv}.
+ */
+public final class ClustersMain extends Configured implements Tool {
+  private static final int MAX_ROUNDS = 200;
+  private final PrintStream out = System.out;
+
+  public static void main(String[] args) throws Exception {
+    System.exit(ToolRunner.run(HBaseConfiguration.create(), new ClustersMain(), args));
+  }
+
+  @Override
+  public int run(String[] args) throws Exception {
+    if (args.length == 0 || !args[0].equals("clusters")) {
+      System.err.println("usage: clusters --work DIR --output DIR --drawers T --fp2docs T [--name value]...");
+      return 2;
+    }
+    Map<String, String> opts = new HashMap<>();
+    for (int i = 1; i + 1 < args.length; i += 2) {
+      opts.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+    }
+    Configuration conf = getConf();
+    conf.setInt(PairsJob.MAX_DISTANCE, Integer.parseInt(opts.getOrDefault("max-distance", "3")));
+    conf.setLong(PairsJob.BUDGET, Long.parseLong(opts.getOrDefault("budget", "50000000")));
+    conf.setInt("mapreduce.job.reduces", Integer.parseInt(opts.getOrDefault("reducers", "2")));
+    Path work = new Path(need(opts, "work"));
+    Path output = new Path(need(opts, "output"));
+    FileSystem fs = work.getFileSystem(conf);
+
+    Path pairs = new Path(work, "pairs");
+    step(fs, work, "pairs", () -> pairs(conf, need(opts, "drawers"), pairs));
+    Path tiles = new Path(work, "tiles");
+    boolean hot = fs.globStatus(new Path(pairs, PairsJob.HOT + "/part*")).length > 0;
+    if (hot) {
+      conf.set(PairsJob.GROUPS, pairs.toString());
+      step(fs, work, "tiles", () -> tiles(conf, pairs, tiles));
+    }
+    Path join = new Path(work, "join");
+    step(fs, work, "join", () -> join(conf, need(opts, "fp2docs"), pairs, hot ? tiles : null, join));
+    Path edges = new Path(work, "edges");
+    step(fs, work, "confirm", () -> confirm(conf, join, edges));
+    Path stars = stars(conf, fs, work, edges);
+    Path assign = new Path(work, "assign");
+    step(fs, work, "assign", () -> assign(conf, stars, new Path(join, JoinJob.MEMBERS), assign));
+    Path label = new Path(work, "label");
+    step(fs, work, "label", () -> label(conf, assign, label));
+    publish(conf, fs, pairs, edges, label, output);
+    out.println("{\"event\": \"done\"}");
+    return 0;
+  }
+
+  private static String need(Map<String, String> opts, String name) {
+    String value = opts.get(name);
+    if (value == null) {
+      throw new IllegalArgumentException("missing --" + name);
+    }
+    return value;
+  }
+
+  interface Step {
+    void run() throws Exception;
+  }
+
+  private void step(FileSystem fs, Path work, String name, Step step) throws Exception {
+    Path marker = new Path(work, "done-" + name);
+    if (fs.exists(marker)) {
+      out.printf(Locale.ROOT, "{\"event\": \"skipped\", \"phase\": \"%s\"}%n", name);
+      return;
+    }
+    step.run();
+    fs.create(marker).close();
+  }
+
+  private Job job(Configuration conf, String phase, Path output) throws IOException {
+    Job job = Job.getInstance(conf, "simhash-index clusters: " + phase);
+    job.setJarByClass(ClustersMain.class);
+    output.getFileSystem(conf).delete(output, true); // a failed earlier attempt's
+    FileOutputFormat.setOutputPath(job, output);
+    job.setOutputFormatClass(SequenceFileOutputFormat.class);
+    return job;
+  }
+
+  private static Scan scan() {
+    Scan scan = new Scan();
+    scan.addFamily(Codec.FAMILY);
+    scan.setCaching(5000);
+    scan.setCacheBlocks(false); // one pass over the table: keep the queries' blocks in the cache
+    scan.setFilter(new KeyOnlyFilter()); // keys (and fp2docs qualifiers) only, not sketches
+    return scan;
+  }
+
+  private static Path parts(Path dir) {
+    return new Path(dir, "part-*");
+  }
+
+  private void pairs(Configuration conf, String drawers, Path output) throws Exception {
+    Job job = job(conf, "pairs (" + drawers + ")", output);
+    TableMapReduceUtil.initTableMapperJob(drawers, scan(), PairsJob.Groups.class, FpPair.class,
+        ByteWritable.class, job, false, PairsJob.PrefixAlignedInput.class);
+    job.setNumReduceTasks(0);
+    job.setOutputKeyClass(FpPair.class);
+    job.setOutputValueClass(ByteWritable.class);
+    MultipleOutputs.addNamedOutput(job, PairsJob.HOT, SequenceFileOutputFormat.class, BytesWritable.class,
+        FpPair.class);
+    MultipleOutputs.addNamedOutput(job, PairsJob.SIZES, SequenceFileOutputFormat.class, BytesWritable.class,
+        LongWritable.class);
+    MultipleOutputs.addNamedOutput(job, PairsJob.LARGEST, SequenceFileOutputFormat.class, BytesWritable.class,
+        LongWritable.class);
+    Jobs.run(job, "pairs", out);
+  }
+
+  private void tiles(Configuration conf, Path pairs, Path output) throws Exception {
+    Job job = job(conf, "tiles", output);
+    job.setInputFormatClass(SequenceFileInputFormat.class);
+    FileInputFormat.addInputPath(job, new Path(pairs, PairsJob.HOT + "/part*"));
+    job.setMapperClass(PairsJob.TileFeed.class);
+    job.setMapOutputKeyClass(BytesWritable.class);
+    job.setMapOutputValueClass(FpPair.class);
+    job.setReducerClass(PairsJob.Tiles.class);
+    job.setOutputKeyClass(FpPair.class);
+    job.setOutputValueClass(ByteWritable.class);
+    Jobs.run(job, "tiles", out);
+  }
+
+  private void join(Configuration conf, String fp2docs, Path pairs, Path tiles, Path output) throws Exception {
+    Job job = job(conf, "join (" + fp2docs + ")", output);
+    TableMapReduceUtil.initTableMapperJob(fp2docs, scan(), JoinJob.Documents.class, LongWritable.class,
+        Node.class, job, false);
+    // The table's input has no path: MultipleInputs needs one to tell its inputs apart.
+    MultipleInputs.addInputPath(job, new Path(output.getParent(), "fp2docs-table"), TableInputFormat.class,
+        JoinJob.Documents.class);
+    MultipleInputs.addInputPath(job, parts(pairs), SequenceFileInputFormat.class, JoinJob.PairEnds.class);
+    if (tiles != null) {
+      MultipleInputs.addInputPath(job, parts(tiles), SequenceFileInputFormat.class, JoinJob.PairEnds.class);
+    }
+    job.setReducerClass(JoinJob.Meet.class);
+    job.setOutputKeyClass(FpPair.class);
+    job.setOutputValueClass(ByteWritable.class);
+    MultipleOutputs.addNamedOutput(job, JoinJob.MEMBERS, SequenceFileOutputFormat.class, LongWritable.class,
+        Node.class);
+    Jobs.run(job, "join", out);
+  }
+
+  private void confirm(Configuration conf, Path join, Path output) throws Exception {
+    Job job = job(conf, "confirm", output);
+    job.setInputFormatClass(SequenceFileInputFormat.class);
+    FileInputFormat.addInputPath(job, parts(join));
+    job.setMapperClass(Mapper.class);
+    job.setMapOutputKeyClass(FpPair.class);
+    job.setMapOutputValueClass(ByteWritable.class);
+    job.setReducerClass(JoinJob.Confirm.class);
+    job.setOutputKeyClass(LongWritable.class);
+    job.setOutputValueClass(LongWritable.class);
+    MultipleOutputs.addNamedOutput(job, JoinJob.PAIRS, TextOutputFormat.class, Text.class, Text.class);
+    Jobs.run(job, "confirm", out);
+  }
+
+  /** Large-star and small-star rounds until neither changes an edge; the last round's edges are stars. */
+  private Path stars(Configuration conf, FileSystem fs, Path work, Path edges) throws Exception {
+    Path input = edges;
+    for (int round = 1; round <= MAX_ROUNDS; round++) {
+      Path dir = new Path(work, "stars/" + round);
+      long large = star(conf, fs, input, new Path(dir, "large"), true, round);
+      Path small = new Path(dir, "small");
+      long changes = large + star(conf, fs, new Path(dir, "large"), small, false, round);
+      if (changes == 0) {
+        out.printf(Locale.ROOT, "{\"event\": \"settled\", \"phase\": \"stars\", \"rounds\": %d}%n", round);
+        return small;
+      }
+      input = small;
+    }
+    throw new IOException("the components did not settle in " + MAX_ROUNDS + " rounds");
+  }
+
+  private long star(Configuration conf, FileSystem fs, Path input, Path output, boolean large, int round)
+      throws Exception {
+    Path marker = output.suffix(".changes");
+    if (fs.exists(marker)) {
+      try (FSDataInputStream in = fs.open(marker)) {
+        return Long.parseLong(new BufferedReader(new InputStreamReader(in, StandardCharsets.US_ASCII)).readLine());
+      }
+    }
+    String phase = (large ? "large-star " : "small-star ") + round;
+    Job job = job(conf, phase, output);
+    job.setInputFormatClass(SequenceFileInputFormat.class);
+    FileInputFormat.addInputPath(job, parts(input));
+    job.setMapperClass(large ? StarsJob.BothWays.class : StarsJob.ToLarger.class);
+    job.setReducerClass(large ? StarsJob.LargeStar.class : StarsJob.SmallStar.class);
+    job.setOutputKeyClass(LongWritable.class);
+    job.setOutputValueClass(LongWritable.class);
+    Jobs.run(job, phase, out);
+    long changes = job.getCounters().findCounter(PairsJob.COUNTERS, StarsJob.CHANGES).getValue();
+    try (OutputStream o = fs.create(marker)) {
+      o.write((changes + "\n").getBytes(StandardCharsets.US_ASCII));
+    }
+    return changes;
+  }
+
+  private void assign(Configuration conf, Path stars, Path members, Path output) throws Exception {
+    Job job = job(conf, "assign", output);
+    MultipleInputs.addInputPath(job, parts(stars), SequenceFileInputFormat.class, LabelJob.Roots.class);
+    MultipleInputs.addInputPath(job, parts(members), SequenceFileInputFormat.class, Mapper.class);
+    job.setMapOutputKeyClass(LongWritable.class);
+    job.setMapOutputValueClass(Node.class);
+    job.setReducerClass(LabelJob.Assign.class);
+    job.setOutputKeyClass(RootDoc.class);
+    job.setOutputValueClass(LongWritable.class);
+    Jobs.run(job, "assign", out);
+  }
+
+  private void label(Configuration conf, Path assign, Path output) throws Exception {
+    Job job = job(conf, "label", output);
+    job.setInputFormatClass(SequenceFileInputFormat.class);
+    FileInputFormat.addInputPath(job, parts(assign));
+    job.setMapperClass(Mapper.class);
+    job.setMapOutputKeyClass(RootDoc.class);
+    job.setMapOutputValueClass(LongWritable.class);
+    job.setPartitionerClass(RootDoc.RootPartitioner.class);
+    job.setSortComparatorClass(RootDoc.Comparator.class);
+    job.setGroupingComparatorClass(RootDoc.ByRoot.class);
+    job.setReducerClass(LabelJob.Label.class);
+    job.setOutputFormatClass(TextOutputFormat.class);
+    job.setOutputKeyClass(Text.class);
+    job.setOutputValueClass(Text.class);
+    MultipleOutputs.addNamedOutput(job, LabelJob.SIZES, TextOutputFormat.class, Text.class, Text.class);
+    MultipleOutputs.addNamedOutput(job, LabelJob.LARGEST, TextOutputFormat.class, Text.class, Text.class);
+    Jobs.run(job, "label", out);
+  }
+
+  // -- publish ------------------------------------------------------------------------------------------
+  private void publish(Configuration conf, FileSystem fs, Path pairs, Path edges, Path label, Path output)
+      throws IOException {
+    fs.mkdirs(output);
+    move(fs, parts(label), new Path(output, "clusters"));
+    move(fs, new Path(label, LabelJob.SIZES + "/part*"), new Path(output, "sizes"));
+    move(fs, new Path(edges, JoinJob.PAIRS + "/part*"), new Path(output, "pairs"));
+    List<String[]> groups = new ArrayList<>();
+    BytesWritable prefix = new BytesWritable();
+    LongWritable size = new LongWritable();
+    for (FileStatus file : glob(fs, new Path(pairs, PairsJob.LARGEST + "/part*"))) {
+      try (SequenceFile.Reader reader = new SequenceFile.Reader(conf, SequenceFile.Reader.file(file.getPath()))) {
+        while (reader.next(prefix, size)) {
+          StringBuilder hex = new StringBuilder();
+          for (int i = 0; i < 4; i++) {
+            hex.append(String.format(Locale.ROOT, "%02x", prefix.getBytes()[i] & 0xff));
+          }
+          groups.add(new String[] {hex.toString(), Integer.toString(prefix.getBytes()[4]), Long.toString(size.get())});
+        }
+      }
+    }
+    writeLargest(fs, new Path(output, "largest-groups.tsv"), "drawer value\tflag\tfingerprints", groups);
+    List<String[]> clusters = new ArrayList<>();
+    for (FileStatus file : glob(fs, new Path(label, LabelJob.LARGEST + "/part*"))) {
+      try (BufferedReader in = new BufferedReader(new InputStreamReader(fs.open(file.getPath()),
+          StandardCharsets.UTF_8))) {
+        for (String line; (line = in.readLine()) != null; ) {
+          clusters.add(line.split("\t"));
+        }
+      }
+    }
+    writeLargest(fs, new Path(output, "largest-clusters.tsv"), "cluster id\tdocuments", clusters);
+  }
+
+  private static FileStatus[] glob(FileSystem fs, Path pattern) throws IOException {
+    FileStatus[] found = fs.globStatus(pattern);
+    return found == null ? new FileStatus[0] : found;
+  }
+
+  private static void move(FileSystem fs, Path pattern, Path into) throws IOException {
+    fs.mkdirs(into);
+    for (FileStatus file : glob(fs, pattern)) {
+      if (!fs.rename(file.getPath(), new Path(into, file.getPath().getName()))) {
+        throw new IOException("could not move " + file.getPath() + " into " + into);
+      }
+    }
+  }
+
+  /** The largest entries (last column: the size), largest first, at most {@link PairsJob#KEPT_LARGEST}. */
+  private static void writeLargest(FileSystem fs, Path file, String header, List<String[]> rows)
+      throws IOException {
+    rows.sort((x, y) -> Long.compare(Long.parseLong(y[y.length - 1]), Long.parseLong(x[x.length - 1])));
+    StringBuilder text = new StringBuilder(header).append('\n');
+    for (String[] row : rows.subList(0, Math.min(rows.size(), PairsJob.KEPT_LARGEST))) {
+      text.append(String.join("\t", row)).append('\n');
+    }
+    try (OutputStream o = fs.create(file, true)) {
+      o.write(text.toString().getBytes(StandardCharsets.UTF_8));
+    }
+  }
+}

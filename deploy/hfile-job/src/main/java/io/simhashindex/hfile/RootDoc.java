@@ -1,0 +1,103 @@
+package io.simhashindex.hfile;
+
+import java.io.DataInput;
+import java.io.DataOutput;
+import java.io.IOException;
+import org.apache.hadoop.io.WritableComparable;
+import org.apache.hadoop.io.WritableComparator;
+import org.apache.hadoop.io.WritableUtils;
+import org.apache.hadoop.mapreduce.Partitioner;
+
+/**
+ * A document of a component: sorted by the component's root, then by document id (unsigned bytes), so a
+ * reduce call per root (the {@link ByRoot} grouping) sees the smallest document id first.
+ */
+public final class RootDoc implements WritableComparable<RootDoc> {
+  long root;
+  byte[] doc = Codec.EMPTY;
+
+  public RootDoc() {}
+
+  RootDoc(long root, byte[] doc) {
+    this.root = root;
+    this.doc = doc;
+  }
+
+  @Override
+  public void write(DataOutput out) throws IOException {
+    out.writeLong(root);
+    WritableUtils.writeVInt(out, doc.length);
+    out.write(doc);
+  }
+
+  @Override
+  public void readFields(DataInput in) throws IOException {
+    root = in.readLong();
+    doc = new byte[WritableUtils.readVInt(in)];
+    in.readFully(doc);
+  }
+
+  @Override
+  public int compareTo(RootDoc o) {
+    int c = Long.compare(root, o.root);
+    return c != 0 ? c : WritableComparator.compareBytes(doc, 0, doc.length, o.doc, 0, o.doc.length);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof RootDoc && compareTo((RootDoc) o) == 0;
+  }
+
+  @Override
+  public int hashCode() {
+    return Long.hashCode(root);
+  }
+
+  /** The sort order, on the serialised bytes. */
+  public static final class Comparator extends WritableComparator {
+    public Comparator() {
+      super(RootDoc.class);
+    }
+
+    @Override
+    public int compare(byte[] b1, int s1, int l1, byte[] b2, int s2, int l2) {
+      int c = Long.compare(readLong(b1, s1), readLong(b2, s2));
+      if (c != 0) {
+        return c;
+      }
+      try {
+        int n1 = readVInt(b1, s1 + 8);
+        int n2 = readVInt(b2, s2 + 8);
+        int h1 = s1 + 8 + WritableUtils.decodeVIntSize(b1[s1 + 8]);
+        int h2 = s2 + 8 + WritableUtils.decodeVIntSize(b2[s2 + 8]);
+        return compareBytes(b1, h1, n1, b2, h2, n2);
+      } catch (IOException e) {
+        throw new IllegalArgumentException(e);
+      }
+    }
+  }
+
+  /** Groups a reduce call's keys by root only. */
+  public static final class ByRoot extends WritableComparator {
+    public ByRoot() {
+      super(RootDoc.class);
+    }
+
+    @Override
+    public int compare(byte[] b1, int s1, int l1, byte[] b2, int s2, int l2) {
+      return Long.compare(readLong(b1, s1), readLong(b2, s2));
+    }
+  }
+
+  /** Sends a root's documents to one reducer. */
+  public static final class RootPartitioner<V> extends Partitioner<RootDoc, V> {
+    @Override
+    public int getPartition(RootDoc key, V value, int partitions) {
+      return (Long.hashCode(key.root * 0x9E3779B97F4A7C15L) & Integer.MAX_VALUE) % partitions;
+    }
+  }
+
+  static {
+    WritableComparator.define(RootDoc.class, new Comparator());
+  }
+}

@@ -1,0 +1,222 @@
+"""Near-duplicate clusters of the whole index: MapReduce jobs over the drawer table (deploy/hfile-job).
+
+The drawer table already holds every pair in order: rows sharing a 5-byte prefix are adjacent, and two
+fingerprints within distance 3 share a prefix.  So one pass over it, comparing within prefix groups, finds
+every pair; the Java half (``ClustersMain``) then meets the pairs with fp2docs, finds the connected
+components in star rounds and labels each document with its cluster's smallest document id.  This module
+checks the request, runs the job with ``hfile_job.JobRunner`` and writes ``summary.json`` from its counters.
+
+Output directory (local runner; on YARN the same under ``--staging-uri``/output):
+
+- ``clusters/part-r-*``: ``doc id <TAB> cluster id``, for every document with a near-duplicate;
+- ``pairs/part-r-*``: ``fingerprint <TAB> fingerprint <TAB> distance`` (hex), every pair once;
+- ``sizes/part-r-*``: ``cluster id <TAB> documents``;
+- ``largest-clusters.tsv``, ``largest-groups.tsv`` (the biggest drawer prefix groups), ``summary.json``.
+
+A document alone at its fingerprint with no pair is in no cluster and is not listed.  A failed run keeps
+``work/``; the same command continues from the last finished step.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from simhash_schema import index_tables
+from simhash_server.bulk.checkpoint import BulkLoadError
+from simhash_server.bulk.hfile_job import CLUSTERS_CLASS, JobEvent, JobRunner
+from simhash_server.index.config import StoreConfig
+
+__all__ = ["MAX_DISTANCE", "ClustersOptions", "ClustersStats", "run_clusters"]
+
+MAX_DISTANCE = 3  # the drawers' pigeonhole guarantee: beyond 3 a pair may share no prefix
+SUMMARY = "summary.json"
+_REQUEST = "request.json"
+_FINISHED = "finished.json"  # in work/: the counters and seconds of the phases finished so far
+# Counters of the job that the summary names, and the names it gives them.
+_COUNTERS = {
+    "drawer rows": "drawer_rows",
+    "prefix groups": "prefix_groups",
+    "comparisons": "comparisons",
+    "pairs": "pairs_found",
+    "hot groups": "hot_groups",
+    "hot group fingerprints": "hot_group_fingerprints",
+    "tiles": "tiles",
+    "fingerprints with documents": "fingerprints",
+    "documents": "documents",
+    "fingerprints without documents": "fingerprints_without_documents",
+    "pairs with an end without documents": "pairs_dropped_without_documents",
+    "members": "member_fingerprints",
+    "edges": "pairs",
+    "clusters": "clusters",
+    "clustered documents": "clustered_documents",
+    "documents at two fingerprints": "documents_at_two_fingerprints",
+    "documents alone after the join": "documents_alone_after_join",
+}
+
+
+@dataclass
+class ClustersOptions:
+    store: StoreConfig  # which index (its table prefix), and where its Thrift gateway is for the schema check
+    output: Path  # local: the outputs and work/; yarn: the log and summary.json (outputs under staging_uri)
+    runner: JobRunner
+    max_distance: int = MAX_DISTANCE
+    budget: int = 50_000_000  # comparisons per task: bigger prefix groups are split into tiles
+    reducers: int = 2
+    keep_work: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.max_distance <= MAX_DISTANCE:
+            raise ValueError(
+                f"max_distance must be 0..{MAX_DISTANCE} (the drawers find no more), got {self.max_distance}"
+            )
+        if not 1_000 <= self.budget <= 10**12:
+            raise ValueError(f"budget must be 1,000..10^12 comparisons, got {self.budget:,}")
+        if not 1 <= self.reducers <= 10_000:
+            raise ValueError(f"reducers must be 1..10000, got {self.reducers}")
+
+
+@dataclass
+class ClustersStats:
+    phase: str = "starting"
+    progress: float = 0.0  # of the current phase, 0..1
+    rounds: int = 0  # star rounds until the components settled
+    phases: dict[str, dict[str, int]] = field(default_factory=dict)  # each finished job's counters
+    seconds: dict[str, float] = field(default_factory=dict)  # per phase
+    complete: bool = False
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """The job's own counters, summed over phases, by _COUNTERS' names; and the cluster size buckets."""
+        out: dict[str, int] = {}
+        for counters in self.phases.values():
+            for name, value in counters.items():
+                key = _COUNTERS.get(name, name if name.startswith("clusters of ") else None)
+                if key is not None:
+                    out[key] = out.get(key, 0) + value
+        return out
+
+    @property
+    def shuffle_bytes(self) -> int:
+        """Map output moved to reducers (compressed), all phases."""
+        return sum(counters.get("REDUCE_SHUFFLE_BYTES", 0) for counters in self.phases.values())
+
+
+def run_clusters(options: ClustersOptions, report: Callable[[ClustersStats], None] = lambda s: None) -> ClustersStats:
+    """Cluster the index's documents; returns the counters, and writes OUTPUT/summary.json.  BulkLoadError
+    when the job cannot go on (OUTPUT/work is kept: the same call continues it)."""
+    from simhash_server.index.store import IndexStore
+
+    output = options.output
+    if (output / SUMMARY).exists():
+        raise BulkLoadError(f"{output} already holds clusters ({SUMMARY}): remove it, or choose another output")
+    work = output / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    tables = index_tables(options.store.table_prefix)
+    request = {
+        "drawers": tables.drawers.name,
+        "fp2docs": tables.fp2docs.name,
+        "max-distance": str(options.max_distance),
+        "budget": str(options.budget),
+        "reducers": str(options.reducers),
+    }
+    _check_request(work / _REQUEST, request)
+    with IndexStore(replace(options.store, pool_size=1)):  # refuses a missing or foreign schema now
+        pass
+    if options.runner.kind == "yarn":
+        remote = str(options.runner.staging_uri).rstrip("/")
+        paths = {"work": f"{remote}/work", "output": f"{remote}/output"}
+    else:
+        paths = {"work": str(work.resolve()), "output": str(output.resolve())}
+    stats = ClustersStats()
+    finished = work / _FINISHED
+    if finished.exists():  # a rerun: the phases an earlier run finished are skipped, their counters kept
+        saved = json.loads(finished.read_text())
+        stats.phases, stats.seconds = saved["phases"], saved["seconds"]
+    started = time.monotonic()
+    for event in options.runner.run("clusters", request | paths, work, main_class=CLUSTERS_CLASS):
+        _take(stats, event)
+        if event.kind == "phase":
+            _save(finished, {"phases": stats.phases, "seconds": stats.seconds})
+        report(stats)
+    stats.seconds["total"] = stats.seconds.get("total", 0.0) + time.monotonic() - started
+    if not stats.complete:
+        raise BulkLoadError(f"the clusters job stopped before it was done; {work}/job.log has its log")
+    summary = _summary(options, stats, lambda name: _read(options, paths["output"], name))
+    _save(output / SUMMARY, summary)
+    if not options.keep_work:
+        shutil.rmtree(work)
+    return stats
+
+
+def _save(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(path)
+
+
+def _check_request(path: Path, request: dict[str, str]) -> None:
+    if path.exists():
+        saved = json.loads(path.read_text())
+        if saved != request:
+            raise BulkLoadError(
+                f"{path.parent} belongs to another clusters run: {saved} (this one: {request}); "
+                "remove it, or choose another output"
+            )
+    else:
+        path.write_text(json.dumps(request, indent=1))
+
+
+def _take(stats: ClustersStats, event: JobEvent) -> None:
+    if event.kind == "progress":
+        stats.phase = event.phase
+        stats.progress = (event.data["map"] + event.data["reduce"]) / 2
+    elif event.kind == "phase":
+        stats.seconds[event.phase] = event.data["seconds"]
+        stats.phases[event.phase] = event.data["counters"]
+    elif event.kind == "settled":
+        stats.rounds = event.data["rounds"]
+    elif event.kind == "done":
+        stats.complete = True
+
+
+def _read(options: ClustersOptions, output: str, name: str) -> str:
+    if options.runner.kind == "yarn":
+        return subprocess.run(
+            ["hadoop", "fs", "-cat", f"{output}/{name}"], capture_output=True, text=True, check=True
+        ).stdout
+    return (Path(output) / name).read_text(encoding="utf-8")
+
+
+def _summary(options: ClustersOptions, stats: ClustersStats, read: Callable[[str], str]) -> dict[str, Any]:
+    counters = stats.counters
+    sizes = {
+        name.removeprefix("clusters of "): counters.pop(name)
+        for name in list(counters)
+        if name.startswith("clusters of ")
+    }
+
+    def table(name: str) -> list[list[str]]:
+        return [line.split("\t") for line in read(name).splitlines()[1:] if line]
+
+    return {
+        "index": options.store.table_prefix,
+        "max_distance": options.max_distance,
+        "budget": options.budget,
+        **{key: counters.get(key, 0) for key in _COUNTERS.values()},
+        "star_rounds": stats.rounds,
+        "clusters_by_documents": dict(sorted(sizes.items(), key=lambda kv: int(kv[0].split("-")[0]))),
+        "largest_clusters": [{"cluster": c, "documents": int(n)} for c, n in table("largest-clusters.tsv")],
+        "largest_prefix_groups": [
+            {"drawer_value": v, "flag": int(f), "fingerprints": int(n)} for v, f, n in table("largest-groups.tsv")
+        ],
+        "shuffle_bytes": stats.shuffle_bytes,
+        "seconds": {k: round(v, 3) for k, v in stats.seconds.items()},
+        "runner": asdict(options.runner) | {"job_dir": str(options.runner.job_dir or "")},
+    }

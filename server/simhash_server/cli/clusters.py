@@ -1,0 +1,87 @@
+"""`simhash-index clusters`: every near-duplicate group of the index at once, as MapReduce jobs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from simhash_server.cli.hfile import job_options, job_runner
+from simhash_server.cli.options import store_config, store_options
+
+
+@click.command("clusters")
+@click.argument("output", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--max-distance",
+    type=click.IntRange(0, 3),
+    default=3,
+    show_default=True,
+    help="Pairs within this Hamming distance are near-duplicates (the drawers find at most 3).",
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(1_000, 10**12),
+    default=50_000_000,
+    show_default=True,
+    help="Comparisons per task: a drawer prefix group bigger than this is compared in tiles.",
+)
+@click.option("--reducers", type=click.IntRange(1, 10_000), default=2, show_default=True, help="Reduce tasks per job.")
+@click.option("--keep-work", is_flag=True, help="Keep OUTPUT/work (the steps' intermediate files) after success.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
+@job_options
+@store_options
+def clusters_command(output: Path, **opts: Any) -> None:
+    """Group the index's documents into near-duplicate clusters, written under OUTPUT.
+
+    \b
+    One pass over the drawer table finds every pair of fingerprints within --max-distance (rows sharing a
+    drawer prefix are adjacent); the pairs meet the documents in fp2docs; connected components are found
+    in MapReduce rounds.  OUTPUT gets:
+      clusters/part-r-*       doc id <TAB> cluster id (the cluster's smallest doc id)
+      pairs/part-r-*          fingerprint <TAB> fingerprint <TAB> distance (hex)
+      sizes/part-r-*          cluster id <TAB> documents
+      largest-clusters.tsv, largest-groups.tsv, summary.json
+    A document with no near-duplicate is in no cluster.  A failed run keeps OUTPUT/work: the same command
+    continues it.  Run `simhash-index gc` first if writers may have died mid-write.
+    """
+    from simhash_schema import SchemaError
+    from simhash_server.bulk.checkpoint import BulkLoadError
+    from simhash_server.bulk.clusters import ClustersOptions, ClustersStats, run_clusters
+    from simhash_server.index.errors import StoreError
+
+    runner = job_runner(opts)
+    try:
+        options = ClustersOptions(
+            store=store_config(opts),
+            output=output,
+            runner=runner,
+            max_distance=opts["max_distance"],
+            budget=opts["budget"],
+            reducers=opts["reducers"],
+            keep_work=opts["keep_work"],
+        )
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    last = [""]
+
+    def report(stats: ClustersStats) -> None:
+        line = f"{stats.phase}: {stats.progress:.0%}"
+        if not opts["quiet"] and line != last[0]:
+            last[0] = line
+            click.echo(line, err=True)
+
+    try:
+        stats = run_clusters(options, report)
+    except (BulkLoadError, OSError) as exc:
+        raise click.ClickException(f"{exc}\n{output / 'work'} is kept: run again to continue") from exc
+    except (SchemaError, StoreError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    c = stats.counters
+    click.echo(
+        f"{c.get('documents', 0):,} documents at {c.get('fingerprints', 0):,} fingerprints; "
+        f"{c.get('pairs', 0):,} pairs within distance {options.max_distance}; "
+        f"{c.get('clusters', 0):,} clusters of {c.get('clustered_documents', 0):,} documents; "
+        f"{stats.seconds['total']:.1f} s; see {output / 'summary.json'}"
+    )

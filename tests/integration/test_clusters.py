@@ -1,0 +1,306 @@
+"""`simhash-index clusters` on the real HBase with HBase's MapReduce tooling in local mode, checked against
+brute force: planted clusters (chains and stars at distances 1-3, decoys at 4-6, documents sharing a
+fingerprint, deleted documents whose drawer rows stay) among random fingerprints, and one hot drawer
+prefix compared in tiles.  Every pair of live fingerprints is compared by brute force (numpy); the pairs
+must be exactly those the job found, and the clusters exactly a union-find's over them.
+
+SIMHASH_CLUSTERS_N sets the number of documents (make test: 20,000; make bench-clusters: 100,000).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simhash_server.index.keys import PAIRS, SEGMENTS, drawer_keys
+from simhash_server.index.store import IndexStore
+
+CLI = str(Path(sys.executable).with_name("simhash-index"))
+N = int(os.environ.get("SIMHASH_CLUSTERS_N", "20000"))
+HOT = max(1_000, N // 10)  # fingerprints in the hot prefix group
+BUDGET = 20_000  # comparisons per task: the hot group (HOT^2/2) is compared in many tiles
+MASK = (1 << 64) - 1
+HOT_PREFIX_BITS = 26  # segments 0 and 1: drawer flag 0
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _launcher_only(hbase) -> None:
+    if hbase.local is None:  # the job's HBase client needs ZooKeeper and region servers the host can reach
+        pytest.skip("the clusters job reaches the local launcher's ZooKeeper")
+
+
+def flip(fp: int, rng: random.Random, bits: int, keep_top: int = 0) -> int:
+    """fp with ``bits`` distinct random bits flipped, none of its ``keep_top`` most significant."""
+    for bit in rng.sample(range(64 - keep_top), bits):
+        fp ^= 1 << bit
+    return fp
+
+
+@dataclass
+class Planted:
+    documents: dict[str, int] = field(default_factory=dict)  # doc id -> fingerprint, as indexed
+    deleted: set[str] = field(default_factory=set)  # indexed, then deleted: their drawer rows stay
+    hot_pairs: list[tuple[int, int]] = field(default_factory=list)  # planted near pairs in the hot group
+    chain_pairs: list[tuple[int, int]] = field(default_factory=list)  # consecutive links of the chains
+
+    def add(self, doc: str, fp: int) -> None:
+        self.documents[doc] = fp & MASK
+
+
+def plant(n: int, seed: int) -> Planted:
+    """About n documents: 40% random singletons, chains, stars, decoys, shared fingerprints, a hot prefix."""
+    rng = random.Random(seed)
+    p = Planted()
+    count = 0
+
+    def doc(kind: str) -> str:
+        nonlocal count
+        count += 1
+        return f"{kind}-{count:07d}"
+
+    while len(p.documents) < n - HOT:
+        r = rng.random()
+        base = rng.getrandbits(64)
+        if r < 0.4:
+            p.add(doc("single"), base)
+        elif r < 0.6:  # a chain: each link within 1-3 of the one before
+            links = [base]
+            for _ in range(rng.randint(1, 7)):
+                links.append(flip(links[-1], rng, rng.randint(1, 3)))
+            for fp in links:
+                p.add(doc("chain"), fp)
+            p.chain_pairs += pairwise(links)
+        elif r < 0.75:  # a star: leaves within 1-3 of the centre, so within 2-6 of each other
+            p.add(doc("star"), base)
+            for _ in range(rng.randint(1, 6)):
+                p.add(doc("leaf"), flip(base, rng, rng.randint(1, 3)))
+        elif r < 0.85:  # decoys: 4-6 away, never near-duplicates of the base
+            p.add(doc("decoyed"), base)
+            for _ in range(rng.randint(1, 3)):
+                p.add(doc("decoy"), flip(base, rng, rng.randint(4, 6)))
+        elif r < 0.93:  # documents sharing one fingerprint: a cluster without a pair
+            for _ in range(rng.randint(2, 3)):
+                p.add(doc("same"), base)
+        else:  # a chain whose middle document is deleted: its drawer rows must not join the ends
+            bits = [1 << bit for bit in rng.sample(range(64), 4)]  # the ends 4 apart, the middle 2 from each
+            p.add(doc("end"), base)
+            middle = doc("gone")
+            p.add(middle, base ^ bits[0] ^ bits[1])
+            p.deleted.add(middle)
+            p.add(doc("end"), base ^ bits[0] ^ bits[1] ^ bits[2] ^ bits[3])
+    # One hot prefix: fingerprints sharing segments 0 and 1, a few of them in near pairs.
+    top = rng.getrandbits(HOT_PREFIX_BITS) << (64 - HOT_PREFIX_BITS)
+    hot = [top | rng.getrandbits(64 - HOT_PREFIX_BITS) for _ in range(HOT - 40)]
+    p.hot_pairs = [(fp, flip(fp, rng, rng.randint(1, 3), keep_top=HOT_PREFIX_BITS)) for fp in rng.sample(hot, 40)]
+    hot += [copy for _, copy in p.hot_pairs]
+    for fp in hot:
+        p.add(doc("hot"), fp)
+    # Odd ids: the cluster id is the smallest by UTF-8 bytes, and ids are escaped in the text output.
+    base = rng.getrandbits(64)
+    for name in ("文档-甲", "a\tb", "Zebra", "back\\slash"):
+        p.add(name, base)
+        base = flip(base, rng, 1)
+    return p
+
+
+def brute_pairs(fps: np.ndarray, max_distance: int) -> set[tuple[int, int]]:
+    """Every pair of distinct fingerprints within max_distance, by comparing all of them."""
+    out: set[tuple[int, int]] = set()
+    for i in range(len(fps) - 1):
+        d = np.bitwise_count(fps[i + 1 :] ^ fps[i])
+        for j in np.nonzero(d <= max_distance)[0]:
+            a, b = int(fps[i]), int(fps[i + 1 + j])
+            out.add((min(a, b), max(a, b)))
+    return out
+
+
+def expected_clusters(documents: dict[str, int], pairs: set[tuple[int, int]]) -> dict[str, str]:
+    """doc -> smallest doc id (UTF-8 bytes) of its component, for components of 2 or more documents."""
+    parent: dict[object, object] = {}
+
+    def find(x: object) -> object:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for doc, fp in documents.items():
+        parent[find(("doc", doc))] = find(("fp", fp))
+    for a, b in pairs:
+        parent[find(("fp", a))] = find(("fp", b))
+    members: dict[object, list[str]] = {}
+    for doc in documents:
+        members.setdefault(find(("doc", doc)), []).append(doc)
+    out = {}
+    for docs in members.values():
+        if len(docs) > 1:
+            smallest = min(docs, key=lambda d: d.encode())
+            out |= dict.fromkeys(docs, smallest)
+    return out
+
+
+def unescape(text: str) -> str:
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text):
+            out.append({"t": "\t", "n": "\n", "r": "\r", "\\": "\\"}[text[i + 1]])
+            i += 2
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def read_parts(folder: Path) -> Iterator[list[str]]:
+    for part in sorted(folder.glob("part-*")):
+        for line in part.read_text(encoding="utf-8").splitlines():
+            yield line.split("\t")
+
+
+@dataclass
+class Run:
+    planted: Planted
+    live: dict[str, int]
+    output: Path
+    summary: dict[str, object]
+    stderr: str
+    regions: int  # of the drawers table, after the splits inside two prefix groups
+
+
+def _segment_mask(i: int) -> int:
+    shift = 64 - sum(SEGMENTS[: i + 1])
+    return ((1 << SEGMENTS[i]) - 1) << shift
+
+
+def split_between(hbase, table: str, pair: tuple[int, int]) -> int:
+    """Split the drawers table between the two rows of a near pair in the drawer that reports it (HBase's
+    Admin.split, by jshell): a map task per region would miss that pair.  Returns the table's regions."""
+    a, b = sorted(pair)
+    flag = next(f for f, (i, j) in enumerate(PAIRS) if not ((a ^ b) & (_segment_mask(i) | _segment_mask(j))))
+    key = drawer_keys(b)[flag]  # the group's rows are prefix + fingerprint: a sorts before the split, b at it
+    script = Path(__file__).with_name("split.jsh")
+    done = subprocess.run(
+        [
+            "jshell",
+            f"-R-Dtable={table}",
+            f"-R-Dkey={key.hex()}",
+            f"-R-Dhbase.log.dir={hbase.local.log_dir}",
+            "-R-Dhbase.log.file=split.log",
+            "--class-path",
+            f"{hbase.local.conf_dir}:{hbase.local.lib_dir}/*",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("split ")]
+    assert done.returncode == 0 and lines, done.stdout[-2000:] + done.stderr[-2000:]
+    return int(lines[0].split()[1])
+
+
+@pytest.fixture(scope="module")
+def run(make_index, hbase, tmp_path_factory) -> Run:
+    store: IndexStore = make_index(regions=4)
+    planted = plant(N, seed=20261123)
+    items = list(planted.documents.items())
+    for start in range(0, len(items), 5_000):
+        store.index_many(items[start : start + 5_000])
+    store.delete(sorted(planted.deleted))
+    split_between(hbase, store.tables.drawers.name, planted.chain_pairs[0])  # a small group
+    regions = split_between(hbase, store.tables.drawers.name, planted.hot_pairs[0])  # the hot group
+    live = {doc: fp for doc, fp in planted.documents.items() if doc not in planted.deleted}
+    output = tmp_path_factory.mktemp("clusters") / "out"
+    env = {
+        **os.environ,
+        "SIMHASH_HBASE_THRIFT_PORT": str(store.config.thrift_port),
+        "SIMHASH_HBASE_THRIFT2_PORT": str(store.config.thrift2_port),
+        "SIMHASH_TABLE_PREFIX": store.config.table_prefix,
+        "SIMHASH_ZOOKEEPER": f"127.0.0.1:{hbase.local.ports.zookeeper}",
+    }
+    args = [CLI, "clusters", str(output), "--budget", str(BUDGET), "--heap-mb", "1024", "--sort-mb", "64"]
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return Run(planted, live, output, json.loads((output / "summary.json").read_text()), done.stderr, regions)
+
+
+@pytest.fixture(scope="module")
+def truth(run: Run) -> set[tuple[int, int]]:
+    fps = np.unique(np.fromiter(run.live.values(), dtype=np.uint64, count=len(run.live)))
+    return brute_pairs(fps, 3)
+
+
+def test_every_pair_found_once_and_none_extra(run: Run, truth: set[tuple[int, int]]) -> None:
+    found = [(int(a, 16), int(b, 16), int(d)) for a, b, d in read_parts(run.output / "pairs")]
+    pairs = {(a, b) for a, b, _ in found}
+    assert len(found) == len(pairs), "a pair was reported twice"
+    assert pairs - truth == set(), "pairs that are not within distance 3 (or whose ends have no documents)"
+    assert truth - pairs == set(), "pairs within distance 3 that the job missed"
+    assert all(d == (a ^ b).bit_count() for a, b, d in found)
+    assert run.summary["pairs"] == len(truth)
+    assert len(truth) > N // 10  # the planted clusters are there: the comparison is not vacuous
+
+
+def test_clusters_are_the_components_of_the_pairs(run: Run, truth: set[tuple[int, int]]) -> None:
+    got = {unescape(doc): unescape(cluster) for doc, cluster in read_parts(run.output / "clusters")}
+    want = expected_clusters(run.live, truth)
+    assert got == want
+    assert set(got) & run.planted.deleted == set()
+    assert got["a\tb"] == "Zebra"  # b"Z" < b"a" < b"b" < "文"
+    sizes = {unescape(c): int(n) for c, n in read_parts(run.output / "sizes")}
+    assert sizes == {c: list(want.values()).count(c) for c in set(want.values())}
+    assert run.summary["clusters"] == len(sizes)
+    assert run.summary["clustered_documents"] == len(want)
+    assert run.summary["documents"] == len(run.live)
+    largest = run.summary["largest_clusters"]
+    assert [c["documents"] for c in largest] == sorted(sizes.values(), reverse=True)[: len(largest)]
+
+
+def test_deleted_documents_do_not_bridge(run: Run) -> None:
+    got = {unescape(doc): unescape(cluster) for doc, cluster in read_parts(run.output / "clusters")}
+    ends = sorted(d for d in run.live if d.startswith("end-"))
+    assert ends, "no bridge case planted"
+    # each pair of ends was 4 apart through a deleted middle: apart unless chance joined them
+    bridged = sum(1 for a, b in zip(ends[::2], ends[1::2], strict=True) if a in got and got.get(a) == got.get(b))
+    assert bridged == 0
+    assert run.summary["fingerprints_without_documents"] >= 1
+
+
+def test_hot_prefix_is_compared_in_tiles(run: Run) -> None:
+    assert run.regions == 6
+    summary = run.summary
+    assert summary["hot_groups"] >= 1
+    assert summary["tiles"] > 1
+    biggest = summary["largest_prefix_groups"][0]
+    assert biggest["flag"] == 0 and biggest["fingerprints"] >= HOT - 40  # the planted group (and its copies)
+    hot = [fp for doc, fp in run.live.items() if doc.startswith("hot-")]
+    found = {(int(a, 16), int(b, 16)) for a, b, _ in read_parts(run.output / "pairs")}
+    inside = {(a, b) for a, b in found if a >> 38 == b >> 38 == hot[0] >> 38}
+    assert len(inside) >= 30  # the 40 planted near pairs inside the group (a few may coincide)
+    assert tuple(sorted(run.planted.hot_pairs[0])) in found  # the pair across a region boundary
+
+
+def test_pairs_across_a_region_boundary_are_found(run: Run) -> None:
+    """Two region boundaries fall inside prefix groups (split.jsh), between the rows of a near pair, as
+    HBase's own size-based splits can fall: map tasks start and end on prefix boundaries, so each group is
+    read whole by one task."""
+    found = {(int(a, 16), int(b, 16)) for a, b, _ in read_parts(run.output / "pairs")}
+    assert tuple(sorted(run.planted.chain_pairs[0])) in found
+    assert tuple(sorted(run.planted.hot_pairs[0])) in found
+
+
+def test_a_second_run_refuses_the_same_output(run: Run) -> None:
+    done = subprocess.run([CLI, "clusters", str(run.output)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "already holds clusters" in done.stderr
