@@ -10,7 +10,7 @@ HFILE_JOB := deploy/hfile-job/target/simhash-hfile-job.jar
 PYTEST_ARGS ?=
 
 .PHONY: run stop test test-containers test-cluster cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
-	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-scans bench-verify golden proto proto-check tools
+	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-scans bench-clusters bench-verify golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
 run: install jars
@@ -203,6 +203,11 @@ bench-scale: install jars
 # Where a query goes: drawer scans pipelined or a thread per region group, store.query, the client, gRPC alone.
 bench-scans: install jars
 	$(BIN)/python benchmarks/bench_scans.py $(BENCH_ARGS)
+
+# The clusters job: exactness at 10^5 with a 10^5-fingerprint hot prefix (brute force), then wall time at 10^7
+# on var/scale (an index of bench-scale's first 10^7 fingerprints, kept) against N queries through the store.
+bench-clusters: install jars
+	$(BIN)/python benchmarks/bench_clusters.py $(BENCH_ARGS)
 
 bench-scale-clean:
 	@if [ -x $(BIN)/simhash-index ]; then $(BIN)/simhash-index hbase stop --var-dir var/scale/hbase || true; fi

@@ -4,7 +4,9 @@ fingerprint, deleted documents whose drawer rows stay) among random fingerprints
 prefix compared in tiles.  Every pair of live fingerprints is compared by brute force (numpy); the pairs
 must be exactly those the job found, and the clusters exactly a union-find's over them.
 
-SIMHASH_CLUSTERS_N sets the number of documents (make test: 20,000; make bench-clusters: 100,000).
+SIMHASH_CLUSTERS_N sets the number of documents, SIMHASH_CLUSTERS_HOT those of the hot prefix among them
+and SIMHASH_CLUSTERS_BUDGET the job's comparisons per task (make test: 20,000, 2,000 and 20,000, so the
+hot group is cut into 120 tiles; make bench-clusters: 200,000, 100,000 and the default 5*10^7).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import os
 import random
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -22,13 +24,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from simhash_server.fingerprint.sketch import comparable, similarity
 from simhash_server.index.keys import PAIRS, SEGMENTS, drawer_keys
+from simhash_server.index.model import Document
 from simhash_server.index.store import IndexStore
 
 CLI = str(Path(sys.executable).with_name("simhash-index"))
 N = int(os.environ.get("SIMHASH_CLUSTERS_N", "20000"))
-HOT = max(1_000, N // 10)  # fingerprints in the hot prefix group
-BUDGET = 20_000  # comparisons per task: the hot group (HOT^2/2) is compared in many tiles
+HOT = int(os.environ.get("SIMHASH_CLUSTERS_HOT", str(N // 10)))  # fingerprints in the hot prefix group
+BUDGET = int(os.environ.get("SIMHASH_CLUSTERS_BUDGET", "20000"))  # comparisons per task: HOT^2/2 is over it
 MASK = (1 << 64) - 1
 HOT_PREFIX_BITS = 26  # segments 0 and 1: drawer flag 0
 
@@ -124,30 +128,44 @@ def brute_pairs(fps: np.ndarray, max_distance: int) -> set[tuple[int, int]]:
     return out
 
 
-def expected_clusters(documents: dict[str, int], pairs: set[tuple[int, int]]) -> dict[str, str]:
-    """doc -> smallest doc id (UTF-8 bytes) of its component, for components of 2 or more documents."""
-    parent: dict[object, object] = {}
+def components(links: Iterable[tuple[Hashable, Hashable]], docs: Iterable[str]) -> dict[str, str]:
+    """doc -> the smallest doc id (UTF-8 bytes) of its component, for components of 2 or more documents;
+    a document is the node ("doc", id), linked to others directly or through other nodes."""
+    parent: dict[Hashable, Hashable] = {}
 
-    def find(x: object) -> object:
+    def find(x: Hashable) -> Hashable:
         parent.setdefault(x, x)
         while parent[x] != x:
             parent[x] = parent[parent[x]]
             x = parent[x]
         return x
 
-    for doc, fp in documents.items():
-        parent[find(("doc", doc))] = find(("fp", fp))
-    for a, b in pairs:
-        parent[find(("fp", a))] = find(("fp", b))
-    members: dict[object, list[str]] = {}
-    for doc in documents:
+    for a, b in links:
+        parent[find(a)] = find(b)
+    members: dict[Hashable, list[str]] = {}
+    for doc in docs:
         members.setdefault(find(("doc", doc)), []).append(doc)
     out = {}
-    for docs in members.values():
-        if len(docs) > 1:
-            smallest = min(docs, key=lambda d: d.encode())
-            out |= dict.fromkeys(docs, smallest)
+    for group in members.values():
+        if len(group) > 1:
+            out |= dict.fromkeys(group, min(group, key=str.encode))
     return out
+
+
+def expected_clusters(documents: dict[str, int], pairs: set[tuple[int, int]]) -> dict[str, str]:
+    """Documents of one fingerprint are one group; fingerprints within the distance join groups."""
+    links = [(("doc", doc), ("fp", fp)) for doc, fp in documents.items()]
+    return components(links + [(("fp", a), ("fp", b)) for a, b in pairs], documents)
+
+
+def job_env(store: IndexStore, hbase) -> dict[str, str]:
+    return {
+        **os.environ,
+        "SIMHASH_HBASE_THRIFT_PORT": str(store.config.thrift_port),
+        "SIMHASH_HBASE_THRIFT2_PORT": str(store.config.thrift2_port),
+        "SIMHASH_TABLE_PREFIX": store.config.table_prefix,
+        "SIMHASH_ZOOKEEPER": f"127.0.0.1:{hbase.local.ports.zookeeper}",
+    }
 
 
 def unescape(text: str) -> str:
@@ -222,15 +240,8 @@ def run(make_index, hbase, tmp_path_factory) -> Run:
     regions = split_between(hbase, store.tables.drawers.name, planted.hot_pairs[0])  # the hot group
     live = {doc: fp for doc, fp in planted.documents.items() if doc not in planted.deleted}
     output = tmp_path_factory.mktemp("clusters") / "out"
-    env = {
-        **os.environ,
-        "SIMHASH_HBASE_THRIFT_PORT": str(store.config.thrift_port),
-        "SIMHASH_HBASE_THRIFT2_PORT": str(store.config.thrift2_port),
-        "SIMHASH_TABLE_PREFIX": store.config.table_prefix,
-        "SIMHASH_ZOOKEEPER": f"127.0.0.1:{hbase.local.ports.zookeeper}",
-    }
     args = [CLI, "clusters", str(output), "--budget", str(BUDGET), "--heap-mb", "1024", "--sort-mb", "64"]
-    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(args, env=job_env(store, hbase), capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-3000:]
     return Run(planted, live, output, json.loads((output / "summary.json").read_text()), done.stderr, regions)
 
@@ -282,6 +293,8 @@ def test_hot_prefix_is_compared_in_tiles(run: Run) -> None:
     summary = run.summary
     assert summary["hot_groups"] >= 1
     assert summary["tiles"] > 1
+    blocks = -(-summary["hot_group_fingerprints"] // int(BUDGET**0.5))
+    assert summary["tiles"] == blocks * (blocks + 1) // 2  # every pair of blocks, each once
     biggest = summary["largest_prefix_groups"][0]
     assert biggest["flag"] == 0 and biggest["fingerprints"] >= HOT - 40  # the planted group (and its copies)
     hot = [fp for doc, fp in run.live.items() if doc.startswith("hot-")]
@@ -304,3 +317,94 @@ def test_a_second_run_refuses_the_same_output(run: Run) -> None:
     done = subprocess.run([CLI, "clusters", str(run.output)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert "already holds clusters" in done.stderr
+
+
+# -- verified (--min-similarity) ----------------------------------------------------------------------------
+FLOOR = 0.9
+
+
+def near_sketch(base: bytes, changed: int, rng: random.Random) -> bytes:
+    """``base`` (a stored sketch) with ``changed`` of its value bytes altered: format 1 then estimates
+    (255 - changed) / 255."""
+    values = bytearray(base)
+    for i in rng.sample(range(1, len(base)), changed):
+        values[i] = (values[i] + 1 + rng.randrange(255)) % 256
+    return bytes(values)
+
+
+def plant_sketched(groups: int, seed: int) -> dict[str, Document]:
+    """Near fingerprints with sketches from very similar to not similar (k altered bins: 0..60, the floor
+    at 25), documents sharing a fingerprint, documents without a sketch or with one of the other format."""
+    rng = random.Random(seed)
+    out: dict[str, Document] = {}
+    for g in range(groups):
+        fp = rng.getrandbits(64)
+        base = bytes([1]) + rng.randbytes(256)
+        out[f"v{g}-base"] = Document(f"v{g}-base", fp, base)
+        for m in range(rng.randint(1, 5)):
+            near = flip(fp, rng, rng.randint(0, 3))  # 0: the same fingerprint
+            kind = rng.random()
+            if kind < 0.1:
+                sketch = b""  # unverifiable
+            elif kind < 0.2:
+                sketch = bytes([2]) + rng.randbytes(512)  # format 2: not comparable with format 1
+            else:
+                sketch = near_sketch(base, rng.choice([0, 3, 12, 24, 25, 26, 40, 60]), rng)
+            out[f"v{g}-{m}"] = Document(f"v{g}-{m}", near, sketch)
+    for i in range(groups * 2):
+        out[f"lone-{i}"] = Document(f"lone-{i}", rng.getrandbits(64), bytes([1]) + rng.randbytes(256))
+    return out
+
+
+def test_verified_clusters_link_only_documents_whose_sketches_agree(make_index, hbase, tmp_path: Path) -> None:
+    store: IndexStore = make_index(regions=4)
+    documents = plant_sketched(300, seed=7)
+    store.index_many(list(documents.values()))
+    output = tmp_path / "verified"
+    args = [CLI, "clusters", str(output), "--min-similarity", str(FLOOR), "--heap-mb", "1024", "--sort-mb", "64"]
+    done = subprocess.run(args, env=job_env(store, hbase), capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    # Brute force over every pair of documents, with the service's own sketch comparison.
+    docs = sorted(documents.values())
+    want: dict[frozenset[str], tuple[int, float]] = {}
+    for i, a in enumerate(docs):
+        for b in docs[i + 1 :]:
+            d = (a.simhash ^ b.simhash).bit_count()
+            if d <= 3 and a.sketch and comparable(a.sketch, b.sketch):
+                s = similarity(a.sketch, b.sketch)
+                if s >= FLOOR:
+                    want[frozenset((a.doc_id, b.doc_id))] = (d, s)
+    got = {frozenset((a, b)): (int(d), float(s)) for a, b, d, s in read_parts(output / "pairs")}
+    assert set(got) == set(want)
+    assert all(got[k][0] == want[k][0] and abs(got[k][1] - want[k][1]) < 1e-4 for k in want)
+    assert any(d == 0 for d, _ in want.values())  # documents of one fingerprint were verified too
+    assert len(want) > 100
+
+    links = [tuple(("doc", doc) for doc in pair) for pair in want]
+    expected = components(links, documents)  # type: ignore[arg-type]
+    clusters = {doc: cluster for doc, cluster in read_parts(output / "clusters")}
+    assert clusters == expected
+    summary = json.loads((output / "summary.json").read_text())
+    assert summary["min_similarity"] == FLOOR
+    assert summary["document_pairs_below_the_floor"] > 0
+    assert summary["document_pairs_without_comparable_sketches"] > 0
+
+
+def test_an_index_without_near_duplicates_gives_empty_clusters(make_index, hbase, tmp_path: Path) -> None:
+    store: IndexStore = make_index(regions=2)
+    rng = random.Random(3)
+    store.index_many([(f"r{i}", rng.getrandbits(64)) for i in range(500)])  # 500 random: no pair within 3
+    output = tmp_path / "none"
+    done = subprocess.run(
+        [CLI, "clusters", str(output), "--heap-mb", "1024", "--sort-mb", "64"],
+        env=job_env(store, hbase),
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads((output / "summary.json").read_text())
+    assert (summary["documents"], summary["pairs"], summary["clusters"]) == (500, 0, 0)
+    assert list(read_parts(output / "clusters")) == [] and list(read_parts(output / "pairs")) == []
+    assert not (output / "work").exists()  # removed once the output is complete

@@ -9,11 +9,14 @@ checks the request, runs the job with ``hfile_job.JobRunner`` and writes ``summa
 Output directory (local runner; on YARN the same under ``--staging-uri``/output):
 
 - ``clusters/part-r-*``: ``doc id <TAB> cluster id``, for every document with a near-duplicate;
-- ``pairs/part-r-*``: ``fingerprint <TAB> fingerprint <TAB> distance`` (hex), every pair once;
+- ``pairs/part-r-*``: ``fingerprint <TAB> fingerprint <TAB> distance`` (hex), every pair once; verifying
+  (``min_similarity``): ``doc id <TAB> doc id <TAB> distance <TAB> similarity``, every verified pair once;
 - ``sizes/part-r-*``: ``cluster id <TAB> documents``;
 - ``largest-clusters.tsv``, ``largest-groups.tsv`` (the biggest drawer prefix groups), ``summary.json``.
 
-A document alone at its fingerprint with no pair is in no cluster and is not listed.  A failed run keeps
+A document alone at its fingerprint with no pair is in no cluster and is not listed.  Verifying, the
+components are of documents: two documents are linked only when their stored sketches compare at or above
+``min_similarity`` (as Deduplicate verifies); a document without a comparable sketch joins nothing.  A failed run keeps
 ``work/``; the same command continues from the last finished step.
 """
 
@@ -58,6 +61,8 @@ _COUNTERS = {
     "clustered documents": "clustered_documents",
     "documents at two fingerprints": "documents_at_two_fingerprints",
     "documents alone after the join": "documents_alone_after_join",
+    "document pairs below the floor": "document_pairs_below_the_floor",
+    "document pairs without comparable sketches": "document_pairs_without_comparable_sketches",
 }
 
 
@@ -70,6 +75,7 @@ class ClustersOptions:
     budget: int = 50_000_000  # comparisons per task: bigger prefix groups are split into tiles
     reducers: int = 2
     keep_work: bool = False
+    min_similarity: float | None = None  # verify: only document pairs whose sketches agree at least this much
 
     def __post_init__(self) -> None:
         if not 0 <= self.max_distance <= MAX_DISTANCE:
@@ -80,6 +86,8 @@ class ClustersOptions:
             raise ValueError(f"budget must be 1,000..10^12 comparisons, got {self.budget:,}")
         if not 1 <= self.reducers <= 10_000:
             raise ValueError(f"reducers must be 1..10000, got {self.reducers}")
+        if self.min_similarity is not None and not 0 < self.min_similarity <= 1:
+            raise ValueError(f"min_similarity must be in (0, 1], got {self.min_similarity}")
 
 
 @dataclass
@@ -126,6 +134,8 @@ def run_clusters(options: ClustersOptions, report: Callable[[ClustersStats], Non
         "budget": str(options.budget),
         "reducers": str(options.reducers),
     }
+    if options.min_similarity is not None:
+        request["min-similarity"] = repr(options.min_similarity)
     _check_request(work / _REQUEST, request)
     with IndexStore(replace(options.store, pool_size=1)):  # refuses a missing or foreign schema now
         pass
@@ -209,6 +219,7 @@ def _summary(options: ClustersOptions, stats: ClustersStats, read: Callable[[str
         "index": options.store.table_prefix,
         "max_distance": options.max_distance,
         "budget": options.budget,
+        "min_similarity": options.min_similarity,
         **{key: counters.get(key, 0) for key in _COUNTERS.values()},
         "star_rounds": stats.rounds,
         "clusters_by_documents": dict(sorted(sizes.items(), key=lambda kv: int(kv[0].split("-")[0]))),

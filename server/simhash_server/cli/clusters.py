@@ -27,6 +27,12 @@ from simhash_server.cli.options import store_config, store_options
     show_default=True,
     help="Comparisons per task: a drawer prefix group bigger than this is compared in tiles.",
 )
+@click.option(
+    "--min-similarity",
+    type=click.FloatRange(0, 1, min_open=True),
+    help="Verify: link two documents only when their stored sketches estimate at least this Jaccard "
+    "similarity (as Deduplicate's min_similarity); documents without a sketch join nothing.  [default: off]",
+)
 @click.option("--reducers", type=click.IntRange(1, 10_000), default=2, show_default=True, help="Reduce tasks per job.")
 @click.option("--keep-work", is_flag=True, help="Keep OUTPUT/work (the steps' intermediate files) after success.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
@@ -40,7 +46,8 @@ def clusters_command(output: Path, **opts: Any) -> None:
     drawer prefix are adjacent); the pairs meet the documents in fp2docs; connected components are found
     in MapReduce rounds.  OUTPUT gets:
       clusters/part-r-*       doc id <TAB> cluster id (the cluster's smallest doc id)
-      pairs/part-r-*          fingerprint <TAB> fingerprint <TAB> distance (hex)
+      pairs/part-r-*          fingerprint <TAB> fingerprint <TAB> distance (hex); with
+                              --min-similarity: doc id <TAB> doc id <TAB> distance <TAB> similarity
       sizes/part-r-*          cluster id <TAB> documents
       largest-clusters.tsv, largest-groups.tsv, summary.json
     A document with no near-duplicate is in no cluster.  A failed run keeps OUTPUT/work: the same command
@@ -61,6 +68,7 @@ def clusters_command(output: Path, **opts: Any) -> None:
             budget=opts["budget"],
             reducers=opts["reducers"],
             keep_work=opts["keep_work"],
+            min_similarity=opts["min_similarity"],
         )
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc

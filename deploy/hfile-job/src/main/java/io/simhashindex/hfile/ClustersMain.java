@@ -44,14 +44,16 @@ import org.apache.hadoop.util.ToolRunner;
  *
  * <pre>
  *   clusters --work DIR --output DIR --drawers T --fp2docs T [--max-distance 3] [--budget N] [--reducers R]
+ *            [--min-similarity F]
  * </pre>
  *
  * Steps (each leaves a marker in the work directory, so a rerun continues where one stopped): pairs
  * (drawers table, {@link PairsJob}), tiles (hot prefix groups, only if any), join and confirm (fp2docs,
  * {@link JoinJob}), star rounds until the components settle ({@link StarsJob}), assign and label
  * ({@link LabelJob}), then publish: the output directory gets {@code clusters/} (doc id, tab, cluster id),
- * {@code pairs/} (fingerprint, fingerprint, distance, in hex), {@code sizes/} (cluster id, documents), and
- * {@code largest-groups.tsv} and {@code largest-clusters.tsv}.
+ * {@code pairs/} (fingerprint, fingerprint, distance, in hex; verifying: doc id, doc id, distance,
+ * similarity), {@code sizes/} (cluster id, documents), and {@code largest-groups.tsv} and
+ * {@code largest-clusters.tsv}.
  */
 public final class ClustersMain extends Configured implements Tool {
   private static final int MAX_ROUNDS = 200;
@@ -75,6 +77,9 @@ public final class ClustersMain extends Configured implements Tool {
     conf.setInt(PairsJob.MAX_DISTANCE, Integer.parseInt(opts.getOrDefault("max-distance", "3")));
     conf.setLong(PairsJob.BUDGET, Long.parseLong(opts.getOrDefault("budget", "50000000")));
     conf.setInt("mapreduce.job.reduces", Integer.parseInt(opts.getOrDefault("reducers", "2")));
+    if (opts.containsKey("min-similarity")) {
+      conf.set(JoinJob.MIN_SIMILARITY, Double.toString(Double.parseDouble(opts.get("min-similarity"))));
+    }
     Path work = new Path(need(opts, "work"));
     Path output = new Path(need(opts, "output"));
     FileSystem fs = work.getFileSystem(conf);
@@ -91,12 +96,14 @@ public final class ClustersMain extends Configured implements Tool {
     step(fs, work, "join", () -> join(conf, need(opts, "fp2docs"), pairs, hot ? tiles : null, join));
     Path edges = new Path(work, "edges");
     step(fs, work, "confirm", () -> confirm(conf, join, edges));
-    Path stars = stars(conf, fs, work, edges);
+    Path sameFingerprint = new Path(join, JoinJob.EDGES);
+    Path stars = stars(conf, fs, work, fs.exists(sameFingerprint) ? new Path[] {edges, sameFingerprint}
+        : new Path[] {edges});
     Path assign = new Path(work, "assign");
     step(fs, work, "assign", () -> assign(conf, stars, new Path(join, JoinJob.MEMBERS), assign));
     Path label = new Path(work, "label");
     step(fs, work, "label", () -> label(conf, assign, label));
-    publish(conf, fs, pairs, edges, label, output);
+    publish(conf, fs, pairs, edges, join, label, output);
     out.println("{\"event\": \"done\"}");
     return 0;
   }
@@ -132,12 +139,14 @@ public final class ClustersMain extends Configured implements Tool {
     return job;
   }
 
-  private static Scan scan() {
+  private static Scan scan(boolean keysOnly) {
     Scan scan = new Scan();
     scan.addFamily(Codec.FAMILY);
     scan.setCaching(5000);
     scan.setCacheBlocks(false); // one pass over the table: keep the queries' blocks in the cache
-    scan.setFilter(new KeyOnlyFilter()); // keys (and fp2docs qualifiers) only, not sketches
+    if (keysOnly) {
+      scan.setFilter(new KeyOnlyFilter()); // keys (and fp2docs qualifiers), not sketches
+    }
     return scan;
   }
 
@@ -147,7 +156,7 @@ public final class ClustersMain extends Configured implements Tool {
 
   private void pairs(Configuration conf, String drawers, Path output) throws Exception {
     Job job = job(conf, "pairs (" + drawers + ")", output);
-    TableMapReduceUtil.initTableMapperJob(drawers, scan(), PairsJob.Groups.class, FpPair.class,
+    TableMapReduceUtil.initTableMapperJob(drawers, scan(true), PairsJob.Groups.class, FpPair.class,
         ByteWritable.class, job, false, PairsJob.PrefixAlignedInput.class);
     job.setNumReduceTasks(0);
     job.setOutputKeyClass(FpPair.class);
@@ -176,7 +185,8 @@ public final class ClustersMain extends Configured implements Tool {
 
   private void join(Configuration conf, String fp2docs, Path pairs, Path tiles, Path output) throws Exception {
     Job job = job(conf, "join (" + fp2docs + ")", output);
-    TableMapReduceUtil.initTableMapperJob(fp2docs, scan(), JoinJob.Documents.class, LongWritable.class,
+    boolean verifying = JoinJob.floor(conf) >= 0;
+    TableMapReduceUtil.initTableMapperJob(fp2docs, scan(!verifying), JoinJob.Documents.class, LongWritable.class,
         Node.class, job, false);
     // The table's input has no path: MultipleInputs needs one to tell its inputs apart.
     MultipleInputs.addInputPath(job, new Path(output.getParent(), "fp2docs-table"), TableInputFormat.class,
@@ -187,9 +197,12 @@ public final class ClustersMain extends Configured implements Tool {
     }
     job.setReducerClass(JoinJob.Meet.class);
     job.setOutputKeyClass(FpPair.class);
-    job.setOutputValueClass(ByteWritable.class);
+    job.setOutputValueClass(Node.class);
     MultipleOutputs.addNamedOutput(job, JoinJob.MEMBERS, SequenceFileOutputFormat.class, LongWritable.class,
         Node.class);
+    MultipleOutputs.addNamedOutput(job, JoinJob.EDGES, SequenceFileOutputFormat.class, LongWritable.class,
+        LongWritable.class);
+    MultipleOutputs.addNamedOutput(job, JoinJob.PAIRS, TextOutputFormat.class, Text.class, Text.class);
     Jobs.run(job, "join", out);
   }
 
@@ -199,7 +212,7 @@ public final class ClustersMain extends Configured implements Tool {
     FileInputFormat.addInputPath(job, parts(join));
     job.setMapperClass(Mapper.class);
     job.setMapOutputKeyClass(FpPair.class);
-    job.setMapOutputValueClass(ByteWritable.class);
+    job.setMapOutputValueClass(Node.class);
     job.setReducerClass(JoinJob.Confirm.class);
     job.setOutputKeyClass(LongWritable.class);
     job.setOutputValueClass(LongWritable.class);
@@ -208,23 +221,23 @@ public final class ClustersMain extends Configured implements Tool {
   }
 
   /** Large-star and small-star rounds until neither changes an edge; the last round's edges are stars. */
-  private Path stars(Configuration conf, FileSystem fs, Path work, Path edges) throws Exception {
-    Path input = edges;
+  private Path stars(Configuration conf, FileSystem fs, Path work, Path[] edges) throws Exception {
+    Path[] input = edges;
     for (int round = 1; round <= MAX_ROUNDS; round++) {
       Path dir = new Path(work, "stars/" + round);
       long large = star(conf, fs, input, new Path(dir, "large"), true, round);
       Path small = new Path(dir, "small");
-      long changes = large + star(conf, fs, new Path(dir, "large"), small, false, round);
+      long changes = large + star(conf, fs, new Path[] {new Path(dir, "large")}, small, false, round);
       if (changes == 0) {
         out.printf(Locale.ROOT, "{\"event\": \"settled\", \"phase\": \"stars\", \"rounds\": %d}%n", round);
         return small;
       }
-      input = small;
+      input = new Path[] {small};
     }
     throw new IOException("the components did not settle in " + MAX_ROUNDS + " rounds");
   }
 
-  private long star(Configuration conf, FileSystem fs, Path input, Path output, boolean large, int round)
+  private long star(Configuration conf, FileSystem fs, Path[] input, Path output, boolean large, int round)
       throws Exception {
     Path marker = output.suffix(".changes");
     if (fs.exists(marker)) {
@@ -235,7 +248,9 @@ public final class ClustersMain extends Configured implements Tool {
     String phase = (large ? "large-star " : "small-star ") + round;
     Job job = job(conf, phase, output);
     job.setInputFormatClass(SequenceFileInputFormat.class);
-    FileInputFormat.addInputPath(job, parts(input));
+    for (Path dir : input) {
+      FileInputFormat.addInputPath(job, parts(dir));
+    }
     job.setMapperClass(large ? StarsJob.BothWays.class : StarsJob.ToLarger.class);
     job.setReducerClass(large ? StarsJob.LargeStar.class : StarsJob.SmallStar.class);
     job.setOutputKeyClass(LongWritable.class);
@@ -251,7 +266,9 @@ public final class ClustersMain extends Configured implements Tool {
   private void assign(Configuration conf, Path stars, Path members, Path output) throws Exception {
     Job job = job(conf, "assign", output);
     MultipleInputs.addInputPath(job, parts(stars), SequenceFileInputFormat.class, LabelJob.Roots.class);
-    MultipleInputs.addInputPath(job, parts(members), SequenceFileInputFormat.class, Mapper.class);
+    if (glob(members.getFileSystem(conf), parts(members)).length > 0) { // none: no pairs, no shared fingerprint
+      MultipleInputs.addInputPath(job, parts(members), SequenceFileInputFormat.class, Mapper.class);
+    }
     job.setMapOutputKeyClass(LongWritable.class);
     job.setMapOutputValueClass(Node.class);
     job.setReducerClass(LabelJob.Assign.class);
@@ -280,12 +297,14 @@ public final class ClustersMain extends Configured implements Tool {
   }
 
   // -- publish ------------------------------------------------------------------------------------------
-  private void publish(Configuration conf, FileSystem fs, Path pairs, Path edges, Path label, Path output)
-      throws IOException {
+  private void publish(Configuration conf, FileSystem fs, Path pairs, Path edges, Path join, Path label,
+      Path output) throws IOException {
     fs.mkdirs(output);
-    move(fs, parts(label), new Path(output, "clusters"));
-    move(fs, new Path(label, LabelJob.SIZES + "/part*"), new Path(output, "sizes"));
-    move(fs, new Path(edges, JoinJob.PAIRS + "/part*"), new Path(output, "pairs"));
+    move(fs, parts(label), new Path(output, "clusters"), "");
+    move(fs, new Path(label, LabelJob.SIZES + "/part*"), new Path(output, "sizes"), "");
+    move(fs, new Path(edges, JoinJob.PAIRS + "/part*"), new Path(output, "pairs"), "");
+    // verifying: the pairs of documents sharing one fingerprint
+    move(fs, new Path(join, JoinJob.PAIRS + "/part*"), new Path(output, "pairs"), "-same-fingerprint");
     List<String[]> groups = new ArrayList<>();
     BytesWritable prefix = new BytesWritable();
     LongWritable size = new LongWritable();
@@ -318,10 +337,10 @@ public final class ClustersMain extends Configured implements Tool {
     return found == null ? new FileStatus[0] : found;
   }
 
-  private static void move(FileSystem fs, Path pattern, Path into) throws IOException {
+  private static void move(FileSystem fs, Path pattern, Path into, String suffix) throws IOException {
     fs.mkdirs(into);
     for (FileStatus file : glob(fs, pattern)) {
-      if (!fs.rename(file.getPath(), new Path(into, file.getPath().getName()))) {
+      if (!fs.rename(file.getPath(), new Path(into, file.getPath().getName() + suffix))) {
         throw new IOException("could not move " + file.getPath() + " into " + into);
       }
     }

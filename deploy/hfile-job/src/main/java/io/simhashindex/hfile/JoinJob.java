@@ -1,7 +1,11 @@
 package io.simhashindex.hfile;
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.client.Result;
@@ -12,6 +16,7 @@ import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
+import org.apache.hadoop.mapreduce.TaskInputOutputContext;
 import org.apache.hadoop.mapreduce.lib.output.MultipleOutputs;
 
 /**
@@ -21,29 +26,58 @@ import org.apache.hadoop.mapreduce.lib.output.MultipleOutputs;
  * (a drawer row whose documents were deleted) is dropped, with its pairs.  A fingerprint in a pair, or with
  * several documents, becomes a member: its documents go to {@code members}.  Each surviving pair is written
  * once from each end, and the confirm step (3) keeps the pairs written from both ends: both have documents.
+ *
+ * <p>Verifying ({@link #MIN_SIMILARITY}), the components are of documents: each document gets a node id
+ * (its map task's number and its ordinal there), each end of a pair carries its documents' sketches, and
+ * only pairs of documents whose sketches compare at or above the floor become edges, including documents
+ * sharing one fingerprint.  Documents without a comparable sketch join nothing.
  */
 final class JoinJob {
+  static final String MIN_SIMILARITY = "simhash.clusters.min.similarity"; // unset: no verification
   static final String MEMBERS = "members";
   static final String PAIRS = "pairs";
+  static final String EDGES = "edges"; // verifying: edges between documents of one fingerprint
+  private static final int TASK_SHIFT = 40; // node id = map task << 40 | ordinal
 
   private JoinJob() {}
 
-  /** An fp2docs row: the fingerprint and its documents' ids. */
+  static double floor(Configuration conf) {
+    return Double.parseDouble(conf.get(MIN_SIMILARITY, "-1"));
+  }
+
+  /** An fp2docs row: the fingerprint and its documents' ids (verifying: their sketches and node ids). */
   static final class Documents extends TableMapper<LongWritable, Node> {
+    private boolean verifying;
+    private long next;
+
+    @Override
+    protected void setup(Context context) {
+      verifying = floor(context.getConfiguration()) >= 0;
+      next = (long) context.getTaskAttemptID().getTaskID().getId() << TASK_SHIFT;
+    }
+
     @Override
     protected void map(ImmutableBytesWritable row, Result result, Context context)
         throws IOException, InterruptedException {
       if (row.getLength() != 8) {
         throw new IOException("fp2docs row of " + row.getLength() + " bytes, not 8: is this simhash-index's?");
       }
-      byte[][] docs = new byte[result.size()][];
-      int n = 0;
+      int n = result.size();
+      byte[][] docs = new byte[n][];
+      long[] nodes = verifying ? new long[n] : null;
+      byte[][] sketches = verifying ? new byte[n][] : null;
+      int i = 0;
       for (Cell cell : result.rawCells()) {
-        docs[n++] = CellUtil.cloneQualifier(cell);
+        docs[i] = CellUtil.cloneQualifier(cell);
+        if (verifying) {
+          nodes[i] = next++;
+          sketches[i] = CellUtil.cloneValue(cell);
+        }
+        i++;
       }
       context.getCounter(PairsJob.COUNTERS, "fingerprints with documents").increment(1);
       context.getCounter(PairsJob.COUNTERS, "documents").increment(n);
-      context.write(new LongWritable(Codec.fingerprintOf(row.copyBytes())), Node.docs(docs));
+      context.write(new LongWritable(Codec.fingerprintOf(row.copyBytes())), Node.docs(docs, nodes, sketches));
     }
   }
 
@@ -56,24 +90,26 @@ final class JoinJob {
     }
   }
 
-  static final class Meet extends Reducer<LongWritable, Node, FpPair, ByteWritable> {
-    private MultipleOutputs<FpPair, ByteWritable> sides;
+  static final class Meet extends Reducer<LongWritable, Node, FpPair, Node> {
+    private MultipleOutputs<FpPair, Node> sides;
+    private double floor;
 
     @Override
     protected void setup(Context context) {
       sides = new MultipleOutputs<>(context);
+      floor = floor(context.getConfiguration());
     }
 
     @Override
     protected void reduce(LongWritable fp, Iterable<Node> nodes, Context context)
         throws IOException, InterruptedException {
-      byte[][] docs = null;
+      Node docs = null;
       long[] peers = new long[4];
       byte[] distances = new byte[4];
       int n = 0;
       for (Node node : nodes) {
         if (node.kind == Node.DOCS) {
-          docs = node.docs;
+          docs = node;
         } else {
           if (n == peers.length) {
             peers = Arrays.copyOf(peers, 2 * n);
@@ -87,15 +123,23 @@ final class JoinJob {
         context.getCounter(PairsJob.COUNTERS, "fingerprints without documents").increment(1);
         return;
       }
-      if (n == 0 && docs.length < 2) {
+      if (n == 0 && docs.docs.length < 2) {
         return; // a document alone: no cluster
       }
       context.getCounter(PairsJob.COUNTERS, "members").increment(1);
-      sides.write(MEMBERS, fp, Node.docs(docs), MEMBERS + "/part");
-      ByteWritable distance = new ByteWritable();
+      if (docs.nodes == null) {
+        sides.write(MEMBERS, fp, Node.docs(docs.docs, null, null), MEMBERS + "/part");
+      } else {
+        for (int i = 0; i < docs.docs.length; i++) {
+          sides.write(MEMBERS, new LongWritable(docs.nodes[i]), Node.docs(new byte[][] {docs.docs[i]}, null, null),
+              MEMBERS + "/part");
+        }
+        verify(docs, docs, (byte) 0, floor, sides, context);
+      }
+      // Unverified, an end needs no documents in the pair: only that it has some.
+      Node side = docs.nodes == null ? Node.docs(new byte[0][], null, null) : docs;
       for (int i = 0; i < n; i++) {
-        distance.set(distances[i]);
-        context.write(FpPair.of(fp.get(), peers[i]), distance);
+        context.write(FpPair.of(fp.get(), peers[i]), side.side(distances[i]));
       }
     }
 
@@ -106,25 +150,30 @@ final class JoinJob {
   }
 
   /** Step 3: a pair both of whose fingerprints have documents is an edge; it is also written as text. */
-  static final class Confirm extends Reducer<FpPair, ByteWritable, LongWritable, LongWritable> {
+  static final class Confirm extends Reducer<FpPair, Node, LongWritable, LongWritable> {
     private MultipleOutputs<LongWritable, LongWritable> sides;
+    private double floor;
 
     @Override
     protected void setup(Context context) {
       sides = new MultipleOutputs<>(context);
+      floor = floor(context.getConfiguration());
     }
 
     @Override
-    protected void reduce(FpPair pair, Iterable<ByteWritable> ends, Context context)
+    protected void reduce(FpPair pair, Iterable<Node> ends, Context context)
         throws IOException, InterruptedException {
-      int n = 0;
-      byte distance = 0;
-      for (ByteWritable end : ends) {
-        distance = end.get();
-        n++;
+      List<Node> both = new ArrayList<>(2);
+      for (Node end : ends) {
+        both.add(end.side(end.distance)); // a copy: Hadoop reuses the value object
       }
-      if (n != 2) {
+      if (both.size() != 2) {
         context.getCounter(PairsJob.COUNTERS, "pairs with an end without documents").increment(1);
+        return;
+      }
+      byte distance = both.get(0).distance;
+      if (both.get(0).nodes != null) {
+        verify(both.get(0), both.get(1), distance, floor, sides, context);
         return;
       }
       context.getCounter(PairsJob.COUNTERS, "edges").increment(1);
@@ -136,6 +185,40 @@ final class JoinJob {
     @Override
     protected void cleanup(Context context) throws IOException, InterruptedException {
       sides.close();
+    }
+  }
+
+  /**
+   * The verified edges between the documents of two ends (or of one fingerprint, {@code a == b}): to the
+   * {@code edges} output, or the main one, and as text "doc, doc, distance, similarity" to {@code pairs}.
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  static void verify(Node a, Node b, byte distance, double floor, MultipleOutputs sides,
+      TaskInputOutputContext context) throws IOException, InterruptedException {
+    boolean same = a == b;
+    for (int i = 0; i < a.docs.length; i++) {
+      for (int j = same ? i + 1 : 0; j < b.docs.length; j++) {
+        if (!Sketches.comparable(a.sketches[i], b.sketches[j])) {
+          context.getCounter(PairsJob.COUNTERS, "document pairs without comparable sketches").increment(1);
+          continue;
+        }
+        double similarity = Sketches.similarity(a.sketches[i], b.sketches[j]);
+        if (similarity < floor) {
+          context.getCounter(PairsJob.COUNTERS, "document pairs below the floor").increment(1);
+          continue;
+        }
+        context.getCounter(PairsJob.COUNTERS, "edges").increment(1);
+        LongWritable x = new LongWritable(a.nodes[i]);
+        LongWritable y = new LongWritable(b.nodes[j]);
+        if (same) {
+          sides.write(EDGES, x, y, EDGES + "/part");
+        } else {
+          context.write(x, y);
+        }
+        String line = LabelJob.escape(a.docs[i]) + "\t" + LabelJob.escape(b.docs[j]) + "\t" + distance;
+        sides.write(PAIRS, new Text(line), new Text(String.format(Locale.ROOT, "%.4f", similarity)),
+            PAIRS + "/part");
+      }
     }
   }
 }

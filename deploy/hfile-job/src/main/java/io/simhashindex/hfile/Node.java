@@ -6,21 +6,30 @@ import java.io.IOException;
 import org.apache.hadoop.io.Writable;
 import org.apache.hadoop.io.WritableUtils;
 
-/** What the clusters job learns about one fingerprint: its documents, a peer within the distance, or its root. */
+/**
+ * What the clusters job passes about one fingerprint: its documents, a peer within the distance, its
+ * component's root, or its side of a pair.  Verifying (--min-similarity), documents also carry their
+ * sketch and a node id of their own, since the components are then of documents, not fingerprints.
+ */
 public final class Node implements Writable {
   static final byte DOCS = 0;
   static final byte PEER = 1;
   static final byte ROOT = 2;
+  static final byte SIDE = 3; // DOCS of one end of a pair, with the pair's distance
 
   byte kind;
   long fp; // PEER: the peer; ROOT: the component's root
-  byte distance; // PEER
-  byte[][] docs = new byte[0][]; // DOCS: the document ids (fp2docs qualifiers)
+  byte distance; // PEER, SIDE
+  byte[][] docs = new byte[0][]; // DOCS, SIDE: the document ids (fp2docs qualifiers)
+  long[] nodes; // DOCS, SIDE when verifying: each document's node id
+  byte[][] sketches; // DOCS, SIDE when verifying: each document's sketch (fp2docs value)
 
-  static Node docs(byte[][] docs) {
+  static Node docs(byte[][] docs, long[] nodes, byte[][] sketches) {
     Node node = new Node();
     node.kind = DOCS;
     node.docs = docs;
+    node.nodes = nodes;
+    node.sketches = sketches;
     return node;
   }
 
@@ -39,33 +48,56 @@ public final class Node implements Writable {
     return node;
   }
 
+  Node side(byte distance) {
+    Node node = docs(docs, nodes, sketches);
+    node.kind = SIDE;
+    node.distance = distance;
+    return node;
+  }
+
   @Override
   public void write(DataOutput out) throws IOException {
     out.writeByte(kind);
-    if (kind == DOCS) {
-      WritableUtils.writeVInt(out, docs.length);
-      for (byte[] doc : docs) {
-        WritableUtils.writeVInt(out, doc.length);
-        out.write(doc);
-      }
-    } else {
+    if (kind == PEER || kind == ROOT) {
       out.writeLong(fp);
       out.writeByte(distance);
+      return;
+    }
+    out.writeByte(distance);
+    WritableUtils.writeVInt(out, docs.length);
+    out.writeBoolean(nodes != null);
+    for (int i = 0; i < docs.length; i++) {
+      WritableUtils.writeVInt(out, docs[i].length);
+      out.write(docs[i]);
+      if (nodes != null) {
+        out.writeLong(nodes[i]);
+        WritableUtils.writeVInt(out, sketches[i].length);
+        out.write(sketches[i]);
+      }
     }
   }
 
   @Override
   public void readFields(DataInput in) throws IOException {
     kind = in.readByte();
-    if (kind == DOCS) {
-      docs = new byte[WritableUtils.readVInt(in)][];
-      for (int i = 0; i < docs.length; i++) {
-        docs[i] = new byte[WritableUtils.readVInt(in)];
-        in.readFully(docs[i]);
-      }
-    } else {
+    if (kind == PEER || kind == ROOT) {
       fp = in.readLong();
       distance = in.readByte();
+      return;
+    }
+    distance = in.readByte();
+    docs = new byte[WritableUtils.readVInt(in)][];
+    boolean verified = in.readBoolean();
+    nodes = verified ? new long[docs.length] : null;
+    sketches = verified ? new byte[docs.length][] : null;
+    for (int i = 0; i < docs.length; i++) {
+      docs[i] = new byte[WritableUtils.readVInt(in)];
+      in.readFully(docs[i]);
+      if (verified) {
+        nodes[i] = in.readLong();
+        sketches[i] = new byte[WritableUtils.readVInt(in)];
+        in.readFully(sketches[i]);
+      }
     }
   }
 }

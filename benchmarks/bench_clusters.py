@@ -1,0 +1,185 @@
+"""`simhash-index clusters` measured: exactness at 10^5 with a 10^5-fingerprint hot prefix, then wall time on
+the scale benchmark's data at 10^7 (and 10^8 where bench-scale built it), against asking the index once
+per document.
+
+1. exactness: tests/integration/test_clusters.py with 200,000 documents (100,000 planted among random
+   ones, 100,000 in one drawer prefix) and the default budget, every pair checked by brute force;
+2. scale: an index `clusters7` of bench-scale's first 10^7 fingerprints (splitmix64(i), id s<i>), loaded
+   with hfile-load into bench-scale's HBase (var/scale) once and kept; `--sizes 1e7,1e8` also clusters
+   bench-scale's own index (`scale`, 10^8 after a full bench-scale).  For each: the job's wall time per
+   phase, pairs found against the theory for random fingerprints (N^2/2 * sum_{k<=3} C(64,k) / 2^64),
+   comparisons against theirs (N^2/2 * (6/2^26 + 4/2^25)), the shuffle bytes, and the time N queries
+   through IndexStore.query would take, from 2,000 queries of stored fingerprints timed here.
+
+    .venv/bin/python benchmarks/bench_clusters.py             # or: make bench-clusters
+    .venv/bin/python benchmarks/bench_clusters.py --sizes 1e7,1e8 --skip-exactness
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from math import comb
+
+import numpy as np
+from bench_scale import CLI, PREFIX, ROOT, WORK, splitmix64, write_chunk
+
+from simhash_deploy import LocalHBase, Ports
+from simhash_schema import apply_schema, connect, index_tables
+from simhash_server.index.store import IndexStore, StoreConfig
+
+SMALL_PREFIX = "clusters7"
+STATE = WORK / "clusters.json"
+DRAWER_BUCKETS = 6 / 2**26 + 4 / 2**25  # six drawers of 26 bits, four of 25
+
+
+def theory(n: int) -> tuple[float, float]:
+    """Expected pairs within distance 3, and comparisons, for n random fingerprints."""
+    half = n * (n - 1) / 2
+    return half * sum(comb(64, k) for k in range(4)) / 2**64, half * DRAWER_BUCKETS
+
+
+def exactness() -> dict[str, object]:
+    env = os.environ | {"SIMHASH_CLUSTERS_N": "200000", "SIMHASH_CLUSTERS_HOT": "100000"}
+    env["SIMHASH_CLUSTERS_BUDGET"] = "50000000"
+    began = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/integration/test_clusters.py"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    print(done.stdout[-1500:], flush=True)
+    return {"passed": done.returncode == 0, "s": time.monotonic() - began, "tail": done.stdout.splitlines()[-1]}
+
+
+def load(local: LocalHBase, prefix: str, n: int) -> None:
+    """bench-scale's first n fingerprints into the index `prefix`, once (recorded in var/scale/clusters.json)."""
+    state = json.loads(STATE.read_text()) if STATE.exists() else {}
+    if state.get(prefix) == n:
+        return
+    client = connect("127.0.0.1", local.ports.thrift2, 120_000)
+    apply_schema(client, index_tables(prefix))
+    client.close()
+    source = WORK / f"{prefix}.bin"
+    write_chunk(source, 0, n)
+    began = time.monotonic()
+    command = [
+        CLI, "hfile-load", str(source), "--new-ids-only", "--quiet", "--staging", str(WORK / "staging"),
+        "--rejects", str(WORK / "rejects.tsv"), "--table-prefix", prefix,
+        "--thrift-port", str(local.ports.thrift), "--thrift2-port", str(local.ports.thrift2),
+        "--zookeeper", f"127.0.0.1:{local.ports.zookeeper}",
+    ]  # fmt: skip
+    subprocess.run(command, check=True)
+    source.unlink()
+    state[prefix] = n
+    STATE.write_text(json.dumps(state))
+    print(f"loaded {n:,} into {prefix} in {time.monotonic() - began:,.0f} s", flush=True)
+
+
+def cluster(local: LocalHBase, prefix: str, n: int, args: argparse.Namespace) -> dict[str, object]:
+    output = WORK / f"clusters-{prefix}"
+    shutil.rmtree(output, ignore_errors=True)
+    command = [
+        CLI, "clusters", str(output), "--table-prefix", prefix, "--quiet",
+        "--thrift-port", str(local.ports.thrift), "--thrift2-port", str(local.ports.thrift2),
+        "--zookeeper", f"127.0.0.1:{local.ports.zookeeper}",
+        "--heap-mb", str(args.heap_mb), "--parallel", str(args.parallel), "--reducers", str(args.parallel),
+    ]  # fmt: skip
+    began = time.monotonic()
+    cpu = os.times()
+    subprocess.run(command, check=True)
+    wall = time.monotonic() - began
+    after = os.times()
+    summary = json.loads((output / "summary.json").read_text())
+    pairs, comparisons = theory(n)
+    return {
+        "n": n,
+        "wall_s": wall,
+        "job_cpu_s": (after.children_user + after.children_system) - (cpu.children_user + cpu.children_system),
+        "seconds": summary["seconds"],
+        "pairs": summary["pairs"],
+        "pairs_theory": pairs,
+        "comparisons": summary["comparisons"],
+        "comparisons_theory": comparisons,
+        "drawer_rows": summary["drawer_rows"],
+        "documents": summary["documents"],
+        "clusters": summary["clusters"],
+        "star_rounds": summary["star_rounds"],
+        "shuffle_bytes": summary["shuffle_bytes"],
+        "largest_group": summary["largest_prefix_groups"][0]["fingerprints"],
+    } | queries(local, prefix, n)
+
+
+def queries(local: LocalHBase, prefix: str, n: int, count: int = 2000) -> dict[str, float]:
+    """IndexStore.query of stored fingerprints, one caller: what asking once per document costs."""
+    config = StoreConfig(
+        thrift_port=local.ports.thrift, thrift2_port=local.ports.thrift2, table_prefix=prefix, pool_size=16
+    )
+    asked = splitmix64(np.random.default_rng(7).integers(0, n, size=count))
+    times = []
+    with IndexStore(config) as store:
+        for fp in asked[:200]:  # warm-up: connections, code paths
+            store.query(int(fp), 3)
+        for fp in asked:
+            began = time.perf_counter()
+            store.query(int(fp), 3)
+            times.append(time.perf_counter() - began)
+    mean = statistics.fmean(times)
+    return {"query_p50_ms": statistics.median(times) * 1e3, "query_mean_ms": mean * 1e3, "n_queries_s": mean * n}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1e7", help="comma-separated; 1e8 uses bench-scale's own index")
+    parser.add_argument("--skip-exactness", action="store_true")
+    parser.add_argument("--heap-mb", type=int, default=3072)
+    parser.add_argument("--parallel", type=int, default=2)
+    parser.add_argument("--master-heap-mb", type=int, default=6144)
+    args = parser.parse_args()
+    results: dict[str, object] = {}
+    if not args.skip_exactness:
+        results["exactness"] = exactness()
+    local = LocalHBase(var_dir=WORK / "hbase", ports=Ports.free(), master_heap_mb=args.master_heap_mb)
+    WORK.mkdir(parents=True, exist_ok=True)
+    local.start()
+    try:
+        for size in (int(float(s)) for s in args.sizes.split(",") if s):
+            scale = json.loads((WORK / "state.json").read_text()).get("loaded", 0) if size > 10**7 else 0
+            if size > 10**7 and scale < size:
+                raise SystemExit(f"{size:,} clusters bench-scale's index, which holds {scale:,}: run bench-scale")
+            prefix = PREFIX if size > 10**7 else SMALL_PREFIX
+            if prefix == SMALL_PREFIX:
+                load(local, prefix, size)
+            result = cluster(local, prefix, size, args)
+            results[str(size)] = result
+            print(json.dumps(result, indent=1), flush=True)
+    finally:
+        local.stop()
+    (WORK / "clusters-results.json").write_text(json.dumps(results, indent=1))
+    report(results)
+
+
+def report(results: dict[str, object]) -> None:
+    print("\n| N | wall | pairs (theory) | comparisons (theory) | shuffle | star rounds | N queries | ratio |")
+    print("|---|---|---|---|---|---|---|---|")
+    for key, r in results.items():
+        if key == "exactness" or not isinstance(r, dict):
+            continue
+        print(
+            f"| {r['n']:,} | {r['wall_s'] / 60:.1f} min | {r['pairs']:,} ({r['pairs_theory']:.1f}) | "
+            f"{r['comparisons']:,} ({r['comparisons_theory']:,.0f}) | {r['shuffle_bytes'] / 2**20:,.0f} MiB | "
+            f"{r['star_rounds']} | {r['n_queries_s'] / 3600:.1f} h ({r['query_mean_ms']:.2f} ms each) | "
+            f"{r['n_queries_s'] / r['wall_s']:.0f}x |"
+        )
+
+
+if __name__ == "__main__":
+    main()
