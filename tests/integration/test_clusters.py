@@ -61,7 +61,7 @@ class Planted:
         self.documents[doc] = fp & MASK
 
 
-def plant(n: int, seed: int) -> Planted:
+def plant(n: int, seed: int, hot: int = HOT) -> Planted:
     """About n documents: 40% random singletons, chains, stars, decoys, shared fingerprints, a hot prefix."""
     rng = random.Random(seed)
     p = Planted()
@@ -72,7 +72,7 @@ def plant(n: int, seed: int) -> Planted:
         count += 1
         return f"{kind}-{count:07d}"
 
-    while len(p.documents) < n - HOT:
+    while len(p.documents) < n - hot:
         r = rng.random()
         base = rng.getrandbits(64)
         if r < 0.4:
@@ -104,10 +104,10 @@ def plant(n: int, seed: int) -> Planted:
             p.add(doc("end"), base ^ bits[0] ^ bits[1] ^ bits[2] ^ bits[3])
     # One hot prefix: fingerprints sharing segments 0 and 1, a few of them in near pairs.
     top = rng.getrandbits(HOT_PREFIX_BITS) << (64 - HOT_PREFIX_BITS)
-    hot = [top | rng.getrandbits(64 - HOT_PREFIX_BITS) for _ in range(HOT - 40)]
-    p.hot_pairs = [(fp, flip(fp, rng, rng.randint(1, 3), keep_top=HOT_PREFIX_BITS)) for fp in rng.sample(hot, 40)]
-    hot += [copy for _, copy in p.hot_pairs]
-    for fp in hot:
+    group = [top | rng.getrandbits(64 - HOT_PREFIX_BITS) for _ in range(hot - 40)]
+    p.hot_pairs = [(fp, flip(fp, rng, rng.randint(1, 3), keep_top=HOT_PREFIX_BITS)) for fp in rng.sample(group, 40)]
+    group += [copy for _, copy in p.hot_pairs]
+    for fp in group:
         p.add(doc("hot"), fp)
     # Odd ids: the cluster id is the smallest by UTF-8 bytes, and ids are escaped in the text output.
     base = rng.getrandbits(64)
@@ -408,3 +408,41 @@ def test_an_index_without_near_duplicates_gives_empty_clusters(make_index, hbase
     assert (summary["documents"], summary["pairs"], summary["clusters"]) == (500, 0, 0)
     assert list(read_parts(output / "clusters")) == [] and list(read_parts(output / "pairs")) == []
     assert not (output / "work").exists()  # removed once the output is complete
+
+
+def test_a_failed_run_continues_from_its_last_finished_step(make_index, hbase, tmp_path: Path) -> None:
+    """fp2docs offline: the join step fails after the pairs step; the same command, once the table is back,
+    continues with the join (the drawer table is not read again) and gives the whole answer."""
+    store: IndexStore = make_index(regions=2)
+    planted = plant(3_000, seed=11, hot=300)
+    store.index_many(list(planted.documents.items()))
+    output = tmp_path / "resumed"
+    args = [CLI, "clusters", str(output), "--budget", str(BUDGET), "--heap-mb", "1024", "--sort-mb", "64"]
+    args += ["-D", "hbase.client.retries.number=1"]
+    fp2docs = store.tables.fp2docs.name
+
+    def admin(call: str) -> None:  # a connection each: the gateway closes idle ones during the job
+        conn = hbase.connection()
+        try:
+            getattr(conn, call)(fp2docs)
+        finally:
+            conn.close()
+
+    admin("disable_table")
+    try:
+        failed = subprocess.run(args, env=job_env(store, hbase), capture_output=True, text=True, timeout=1800)
+    finally:
+        admin("enable_table")
+    assert failed.returncode == 1 and "run again to continue" in failed.stderr, failed.stderr[-2000:]
+    assert (output / "work" / "done-pairs").exists() and not (output / "work" / "done-join").exists()
+    done = subprocess.run(args, env=job_env(store, hbase), capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "pairs: " not in done.stderr and "join: " in done.stderr  # the pairs step was not run again
+    fps = np.unique(np.fromiter(planted.documents.values(), dtype=np.uint64))
+    truth = brute_pairs(fps, 3)
+    found = {(int(a, 16), int(b, 16)) for a, b, _ in read_parts(output / "pairs")}
+    assert found == truth
+    got = {unescape(doc): unescape(cluster) for doc, cluster in read_parts(output / "clusters")}
+    assert got == expected_clusters(planted.documents, truth)
+    summary = json.loads((output / "summary.json").read_text())
+    assert summary["drawer_rows"] > 0 and summary["documents"] == len(planted.documents)  # both runs' counters
