@@ -139,14 +139,12 @@ public final class ClustersMain extends Configured implements Tool {
     return job;
   }
 
-  private static Scan scan(boolean keysOnly) {
+  private static Scan scan() {
     Scan scan = new Scan();
     scan.addFamily(Codec.FAMILY);
     scan.setCaching(5000);
     scan.setCacheBlocks(false); // one pass over the table: keep the queries' blocks in the cache
-    if (keysOnly) {
-      scan.setFilter(new KeyOnlyFilter()); // keys (and fp2docs qualifiers), not sketches
-    }
+    scan.setFilter(new KeyOnlyFilter()); // keys (and fp2docs qualifiers), not sketches
     return scan;
   }
 
@@ -156,7 +154,7 @@ public final class ClustersMain extends Configured implements Tool {
 
   private void pairs(Configuration conf, String drawers, Path output) throws Exception {
     Job job = job(conf, "pairs (" + drawers + ")", output);
-    TableMapReduceUtil.initTableMapperJob(drawers, scan(true), PairsJob.Groups.class, FpPair.class,
+    TableMapReduceUtil.initTableMapperJob(drawers, scan(), PairsJob.Groups.class, FpPair.class,
         ByteWritable.class, job, false, PairsJob.PrefixAlignedInput.class);
     job.setNumReduceTasks(0);
     job.setOutputKeyClass(FpPair.class);
@@ -185,8 +183,7 @@ public final class ClustersMain extends Configured implements Tool {
 
   private void join(Configuration conf, String fp2docs, Path pairs, Path tiles, Path output) throws Exception {
     Job job = job(conf, "join (" + fp2docs + ")", output);
-    boolean verifying = JoinJob.floor(conf) >= 0;
-    TableMapReduceUtil.initTableMapperJob(fp2docs, scan(!verifying), JoinJob.Documents.class, LongWritable.class,
+    TableMapReduceUtil.initTableMapperJob(fp2docs, scan(), JoinJob.Documents.class, LongWritable.class,
         Node.class, job, false);
     // The table's input has no path: MultipleInputs needs one to tell its inputs apart.
     MultipleInputs.addInputPath(job, new Path(output.getParent(), "fp2docs-table"), TableInputFormat.class,

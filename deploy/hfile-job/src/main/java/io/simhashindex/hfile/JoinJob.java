@@ -8,8 +8,14 @@ import java.util.Locale;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellUtil;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.io.ImmutableBytesWritable;
+import org.apache.hadoop.hbase.mapreduce.TableInputFormat;
 import org.apache.hadoop.hbase.mapreduce.TableMapper;
 import org.apache.hadoop.io.ByteWritable;
 import org.apache.hadoop.io.LongWritable;
@@ -27,10 +33,12 @@ import org.apache.hadoop.mapreduce.lib.output.MultipleOutputs;
  * several documents, becomes a member: its documents go to {@code members}.  Each surviving pair is written
  * once from each end, and the confirm step (3) keeps the pairs written from both ends: both have documents.
  *
- * <p>Verifying ({@link #MIN_SIMILARITY}), the components are of documents: each document gets a node id
- * (its map task's number and its ordinal there), each end of a pair carries its documents' sketches, and
- * only pairs of documents whose sketches compare at or above the floor become edges, including documents
- * sharing one fingerprint.  Documents without a comparable sketch join nothing.
+ * <p>Verifying ({@link #MIN_SIMILARITY}), the components are of documents: the reducer fetches the sketches
+ * of member fingerprints only (batched gets from fp2docs: the scan reads keys alone, so the shuffle does not
+ * carry every document's sketch), gives each of their documents a node id (its reduce task's number and an
+ * ordinal), each end of a pair carries its documents' sketches, and only pairs of documents whose sketches
+ * compare at or above the floor become edges, including documents sharing one fingerprint.  Documents
+ * without a comparable sketch (or deleted since the scan) join nothing.
  */
 final class JoinJob {
   static final String MIN_SIMILARITY = "simhash.clusters.min.similarity"; // unset: no verification
@@ -45,39 +53,22 @@ final class JoinJob {
     return Double.parseDouble(conf.get(MIN_SIMILARITY, "-1"));
   }
 
-  /** An fp2docs row: the fingerprint and its documents' ids (verifying: their sketches and node ids). */
+  /** An fp2docs row: the fingerprint and its documents' ids. */
   static final class Documents extends TableMapper<LongWritable, Node> {
-    private boolean verifying;
-    private long next;
-
-    @Override
-    protected void setup(Context context) {
-      verifying = floor(context.getConfiguration()) >= 0;
-      next = (long) context.getTaskAttemptID().getTaskID().getId() << TASK_SHIFT;
-    }
-
     @Override
     protected void map(ImmutableBytesWritable row, Result result, Context context)
         throws IOException, InterruptedException {
       if (row.getLength() != 8) {
         throw new IOException("fp2docs row of " + row.getLength() + " bytes, not 8: is this simhash-index's?");
       }
-      int n = result.size();
-      byte[][] docs = new byte[n][];
-      long[] nodes = verifying ? new long[n] : null;
-      byte[][] sketches = verifying ? new byte[n][] : null;
-      int i = 0;
+      byte[][] docs = new byte[result.size()][];
+      int n = 0;
       for (Cell cell : result.rawCells()) {
-        docs[i] = CellUtil.cloneQualifier(cell);
-        if (verifying) {
-          nodes[i] = next++;
-          sketches[i] = CellUtil.cloneValue(cell);
-        }
-        i++;
+        docs[n++] = CellUtil.cloneQualifier(cell);
       }
       context.getCounter(PairsJob.COUNTERS, "fingerprints with documents").increment(1);
       context.getCounter(PairsJob.COUNTERS, "documents").increment(n);
-      context.write(new LongWritable(Codec.fingerprintOf(row.copyBytes())), Node.docs(docs, nodes, sketches));
+      context.write(new LongWritable(Codec.fingerprintOf(row.copyBytes())), Node.docs(docs, null, null));
     }
   }
 
@@ -91,13 +82,39 @@ final class JoinJob {
   }
 
   static final class Meet extends Reducer<LongWritable, Node, FpPair, Node> {
+    private static final int BATCH = 1000; // member fingerprints per batch of gets
     private MultipleOutputs<FpPair, Node> sides;
     private double floor;
+    private Connection connection;
+    private Table fp2docs;
+    private long next; // the next node id
+    private final List<Member> batch = new ArrayList<>();
+
+    /** A fingerprint with documents and pairs, waiting for its sketches. */
+    private static final class Member {
+      final long fp;
+      final Node docs;
+      final long[] peers;
+      final byte[] distances;
+
+      Member(long fp, Node docs, long[] peers, byte[] distances) {
+        this.fp = fp;
+        this.docs = docs;
+        this.peers = peers;
+        this.distances = distances;
+      }
+    }
 
     @Override
-    protected void setup(Context context) {
+    protected void setup(Context context) throws IOException {
+      Configuration conf = context.getConfiguration();
       sides = new MultipleOutputs<>(context);
-      floor = floor(context.getConfiguration());
+      floor = floor(conf);
+      if (floor >= 0) {
+        connection = ConnectionFactory.createConnection(conf);
+        fp2docs = connection.getTable(TableName.valueOf(conf.get(TableInputFormat.INPUT_TABLE)));
+        next = (long) context.getTaskAttemptID().getTaskID().getId() << TASK_SHIFT;
+      }
     }
 
     @Override
@@ -109,7 +126,7 @@ final class JoinJob {
       int n = 0;
       for (Node node : nodes) {
         if (node.kind == Node.DOCS) {
-          docs = node;
+          docs = Node.docs(node.docs, null, null); // Hadoop reuses the value object, not its arrays
         } else {
           if (n == peers.length) {
             peers = Arrays.copyOf(peers, 2 * n);
@@ -127,6 +144,41 @@ final class JoinJob {
         return; // a document alone: no cluster
       }
       context.getCounter(PairsJob.COUNTERS, "members").increment(1);
+      Member member = new Member(fp.get(), docs, Arrays.copyOf(peers, n), Arrays.copyOf(distances, n));
+      if (floor < 0) {
+        write(member, context);
+        return;
+      }
+      batch.add(member);
+      if (batch.size() == BATCH) {
+        flush(context);
+      }
+    }
+
+    /** Verifying: the batch's sketches, one multi-get, then each member written. */
+    private void flush(Context context) throws IOException, InterruptedException {
+      List<Get> gets = new ArrayList<>(batch.size());
+      for (Member member : batch) {
+        gets.add(new Get(Codec.fingerprintRow(member.fp)).addFamily(Codec.FAMILY));
+      }
+      Result[] rows = fp2docs.get(gets);
+      for (int m = 0; m < batch.size(); m++) {
+        Node docs = batch.get(m).docs;
+        docs.nodes = new long[docs.docs.length];
+        docs.sketches = new byte[docs.docs.length][];
+        for (int i = 0; i < docs.docs.length; i++) {
+          byte[] sketch = rows[m].getValue(Codec.FAMILY, docs.docs[i]);
+          docs.sketches[i] = sketch == null ? Codec.EMPTY : sketch; // deleted since the scan: unverifiable
+          docs.nodes[i] = next++;
+        }
+        write(batch.get(m), context);
+      }
+      batch.clear();
+    }
+
+    private void write(Member member, Context context) throws IOException, InterruptedException {
+      Node docs = member.docs;
+      LongWritable fp = new LongWritable(member.fp);
       if (docs.nodes == null) {
         sides.write(MEMBERS, fp, Node.docs(docs.docs, null, null), MEMBERS + "/part");
       } else {
@@ -138,14 +190,21 @@ final class JoinJob {
       }
       // Unverified, an end needs no documents in the pair: only that it has some.
       Node side = docs.nodes == null ? Node.docs(new byte[0][], null, null) : docs;
-      for (int i = 0; i < n; i++) {
-        context.write(FpPair.of(fp.get(), peers[i]), side.side(distances[i]));
+      for (int i = 0; i < member.peers.length; i++) {
+        context.write(FpPair.of(member.fp, member.peers[i]), side.side(member.distances[i]));
       }
     }
 
     @Override
     protected void cleanup(Context context) throws IOException, InterruptedException {
+      if (!batch.isEmpty()) {
+        flush(context);
+      }
       sides.close();
+      if (connection != null) {
+        fp2docs.close();
+        connection.close();
+      }
     }
   }
 
