@@ -11,7 +11,7 @@ try (var connection = ConnectionFactory.createConnection(HBaseConfiguration.crea
     var table = TableName.valueOf(System.getProperty("table"));
     var key = Bytes.fromHex(System.getProperty("key"));
     admin.split(table, key);
-    for (var i = 0; i < 600; i++) {
+    for (var i = 0; i < 1200; i++) { // up to 4 minutes: a split on a busy machine
         var starts = admin.getRegions(table).stream().anyMatch(r -> Bytes.equals(r.getStartKey(), key));
         if (starts && admin.isTableAvailable(table)) {
             System.out.println("split " + admin.getRegions(table).size());
