@@ -7,7 +7,6 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -69,10 +68,7 @@ public final class ClustersMain extends Configured implements Tool {
       System.err.println("usage: clusters --work DIR --output DIR --drawers T --fp2docs T [--name value]...");
       return 2;
     }
-    Map<String, String> opts = new HashMap<>();
-    for (int i = 1; i + 1 < args.length; i += 2) {
-      opts.put(args[i].replaceFirst("^--", ""), args[i + 1]);
-    }
+    Map<String, String> opts = Jobs.options(args);
     Configuration conf = getConf();
     conf.setInt(PairsJob.MAX_DISTANCE, Integer.parseInt(opts.getOrDefault("max-distance", "3")));
     conf.setLong(PairsJob.BUDGET, Long.parseLong(opts.getOrDefault("budget", "50000000")));
@@ -109,11 +105,7 @@ public final class ClustersMain extends Configured implements Tool {
   }
 
   private static String need(Map<String, String> opts, String name) {
-    String value = opts.get(name);
-    if (value == null) {
-      throw new IllegalArgumentException("missing --" + name);
-    }
-    return value;
+    return Jobs.need(opts, name);
   }
 
   interface Step {

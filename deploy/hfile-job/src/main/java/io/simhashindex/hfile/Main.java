@@ -5,7 +5,6 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
@@ -61,10 +60,7 @@ public final class Main extends Configured implements Tool {
       System.err.println("usage: generate|load|keys [--name value]...");
       return 2;
     }
-    Map<String, String> opts = new HashMap<>();
-    for (int i = 1; i + 1 < args.length; i += 2) {
-      opts.put(args[i].replaceFirst("^--", ""), args[i + 1]);
-    }
+    Map<String, String> opts = Jobs.options(args);
     switch (args[0]) {
       case "keys":
         return keys();
@@ -79,11 +75,7 @@ public final class Main extends Configured implements Tool {
   }
 
   private static String need(Map<String, String> opts, String name) {
-    String value = opts.get(name);
-    if (value == null) {
-      throw new IllegalArgumentException("missing --" + name);
-    }
-    return value;
+    return Jobs.need(opts, name);
   }
 
   private int keys() throws IOException {
