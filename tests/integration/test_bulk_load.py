@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from simhash_schema import IndexMeta, connect, ensure_meta
-from simhash_server.fingerprint import V1, V2, fingerprint
+from simhash_server.fingerprint import V1, V2, V3, fingerprint
 from simhash_server.index.keys import LAYOUT, drawer_keys
 from simhash_server.index.store import IndexStore
 
@@ -138,7 +138,7 @@ def test_another_fingerprint_version_is_refused(make_index, hbase, tmp_path: Pat
     assert "refusing to mix them" in result.stderr and "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("version", [V2, V1], ids=["v2", "v1"])
+@pytest.mark.parametrize("version", [V3, V2, V1], ids=["v3", "v2", "v1"])
 def test_texts_are_fingerprinted_with_the_index_recipe(make_index, hbase, tmp_path: Path, version: str) -> None:
     store = make_index(regions=1, fingerprint_version=version)
     texts = {f"t{i}": f"第{i}篇文章：近似重复检测用 SimHash 指纹，海量文本去重。" * (i + 3) for i in range(40)}

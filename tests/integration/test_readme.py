@@ -55,7 +55,8 @@ def test_grpcurl_examples_run(server) -> None:
         assert result.returncode == 0, (line, result.stderr)
         outputs.append(result.stdout)
     assert "simhash_index.v1.SimHashIndex" in outputs[0] and "grpc.health.v1.Health" in outputs[0]
-    assert '"fingerprint_version": "simhash64/' in outputs[1] and '"features": 6' in outputs[1]
+    # v3: 近似 / 重复 / 检测 are three tokens, one word 3-shingle
+    assert '"fingerprint_version": "minhash64/' in outputs[1] and '"features": 1' in outputs[1]
     assert outputs[2].startswith("{")  # a QueryResponse (this index has no hits for it)
     assert '"status": "SERVING"' in outputs[3]
 

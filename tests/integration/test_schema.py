@@ -92,7 +92,7 @@ def test_meta_record_refuses_another_version_or_layout(client, tables, hbase) ->
     with IndexStore(config, tables) as store:
         assert store.meta == IndexMeta(FINGERPRINT_VERSION, LAYOUT)
     assert read_meta(client, tables.meta) == IndexMeta(FINGERPRINT_VERSION, LAYOUT)
-    with pytest.raises(VersionMismatch, match="fingerprint_version 'simhash64/"):
+    with pytest.raises(VersionMismatch, match="fingerprint_version 'minhash64/"):
         ensure_meta(client, tables.meta, IndexMeta("simhash64/other/r9", LAYOUT))
     with pytest.raises(VersionMismatch, match="layout"):
         ensure_meta(client, tables.meta, IndexMeta(FINGERPRINT_VERSION, "segments=16,16,16,16"))

@@ -1,7 +1,7 @@
 """Fingerprint versions side by side: an index records its recipe and the server answers with it.
 
-An index created with v1 (as every index made before v2 was) keeps v1 answers under the new server; a new
-index gets v2; asking an existing index for another version is refused.
+An index created with v1 or v2 (as every index made before v3 was) keeps its version's answers under the new
+server; a new index gets v3; asking an existing index for another version is refused.
 """
 
 from __future__ import annotations
@@ -18,22 +18,26 @@ import pytest
 
 from simhash_client import FailedPrecondition, SimHashClient
 from simhash_schema import VersionMismatch, connect, index_tables, read_meta
-from simhash_server.fingerprint import FINGERPRINT_VERSION, V1, V2, fingerprint
+from simhash_server.fingerprint import FINGERPRINT_VERSION, V1, V2, V3, fingerprint, recipe_of, short_name
 from simhash_server.index.store import IndexStore
 from simhash_server.rpc.server import ServerConfig, SimHashServer
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
-V1_VECTORS = json.loads((GOLDEN / "vectors.json").read_text(encoding="utf-8"))
+VECTORS = {
+    version: json.loads((GOLDEN / f"vectors{suffix}.json").read_text(encoding="utf-8"))
+    for version, suffix in ((V1, ""), (V2, "-v2"), (V3, "-v3"))
+}
 sys.path.insert(0, str(GOLDEN))
 from texts import golden_texts  # noqa: E402
 
 CLI = str(Path(sys.executable).with_name("simhash-index"))
 
 
-@pytest.fixture(scope="module")
-def v1_server(make_index) -> Iterator[SimHashServer]:
-    store = make_index(regions=1, fingerprint_version=V1)  # what `schema apply --fingerprint-version v1` makes
-    assert store.meta.fingerprint_version == V1
+@pytest.fixture(scope="module", params=[V1, V2], ids=short_name)
+def old_server(request, make_index) -> Iterator[SimHashServer]:
+    # what `schema apply --fingerprint-version v1` (or v2) makes, as every index before v3 was made
+    store = make_index(regions=1, fingerprint_version=request.param)
+    assert store.meta.fingerprint_version == request.param
     unspecified = replace(store.config, fingerprint_version=None)  # the server is not told: it reads the index
     srv = SimHashServer(ServerConfig(address="127.0.0.1:0", metrics_address=None, store=unspecified))
     srv.start()
@@ -41,39 +45,42 @@ def v1_server(make_index) -> Iterator[SimHashServer]:
     srv.stop(grace=0)
 
 
-def test_the_new_server_answers_a_v1_index_with_v1(v1_server) -> None:
+def test_the_new_server_answers_an_old_index_with_its_version(old_server) -> None:
     texts = golden_texts()
-    with SimHashClient(f"127.0.0.1:{v1_server.port}", timeout=30) as client:
-        assert client.stats().fingerprint_version == V1
+    with SimHashClient(f"127.0.0.1:{old_server.port}", timeout=30) as client:
+        version = client.stats().fingerprint_version
+        assert version in (V1, V2)
         for name in ("zh-seed0-article", "en-paragraph", "mixed-fullwidth-latin"):
-            expected = V1_VECTORS["vectors"][name]
+            expected = VECTORS[version]["vectors"][name]
             made = client.fingerprint(texts[name])
             assert (f"{made.simhash:016x}", made.features, made.fingerprint_version) == (
                 expected["simhash"],
                 expected["features"],
-                V1,
+                version,
             )
-            assert client.index(f"v1-{name}", text=texts[name]) == int(expected["simhash"], 16)
+            assert client.index(f"old-{name}", text=texts[name]) == int(expected["simhash"], 16)
         article = texts["zh-seed4-article"]
         copy = article + "（本文转载自技术博客，版权归原作者所有）"
-        client.index("v1-article", text=article)
-        verified = client.query(text=copy, min_similarity=0.8)  # sketches of format 1 on both sides
-        assert [(h.doc_id, h.verified) for h in verified] == [("v1-article", True)]
-        dedup = client.deduplicate("v1-copy", text=copy)  # the default floor, v1's
-        assert not dedup.stored and [h.doc_id for h in dedup.hits] == ["v1-article"]
+        client.index("old-article", text=article)
+        verified = client.query(text=copy, min_similarity=0.8)  # sketches of the version's format on both sides
+        assert [(h.doc_id, h.verified) for h in verified] == [("old-article", True)]
+        assert recipe_of(version).dedup_floor < 0.95
+        dedup = client.deduplicate("old-copy", text=copy)  # the default floor, the version's
+        assert not dedup.stored and [h.doc_id for h in dedup.hits] == ["old-article"]
         with pytest.raises(FailedPrecondition, match="differs from the index's"):
-            client.query(simhash=1, fingerprint_version=V2)
-        assert client.query(simhash=int(V1_VECTORS["vectors"]["en-paragraph"]["simhash"], 16), fingerprint_version=V1)
+            client.query(simhash=1, fingerprint_version=V3)
+        paragraph = int(VECTORS[version]["vectors"]["en-paragraph"]["simhash"], 16)
+        assert client.query(simhash=paragraph, fingerprint_version=version)
 
 
-def test_a_new_index_gets_v2_and_an_existing_one_keeps_its_version(make_index, hbase) -> None:
+def test_a_new_index_gets_v3_and_an_existing_one_keeps_its_version(make_index, hbase) -> None:
     fresh = make_index(regions=1)
-    assert fresh.meta.fingerprint_version == FINGERPRINT_VERSION == V2
+    assert fresh.meta.fingerprint_version == FINGERPRINT_VERSION == V3
     old = make_index(regions=1, fingerprint_version=V1)
-    asked_v2 = IndexStore(replace(old.config, fingerprint_version=V2), old.tables)
+    asked_v3 = IndexStore(replace(old.config, fingerprint_version=V3), old.tables)
     with pytest.raises(VersionMismatch, match=r"not the .* asked for"):
-        asked_v2.open()
-    asked_v2.close()
+        asked_v3.open()
+    asked_v3.close()
     env = {
         "PATH": str(Path(sys.executable).parent),
         "SIMHASH_HBASE_HOST": hbase.host,
@@ -82,7 +89,7 @@ def test_a_new_index_gets_v2_and_an_existing_one_keeps_its_version(make_index, h
         "SIMHASH_TABLE_PREFIX": old.config.table_prefix,
     }
     refused = subprocess.run(
-        [CLI, "schema", "apply", "--regions", "1", "--fingerprint-version", "v2"],
+        [CLI, "schema", "apply", "--regions", "1", "--fingerprint-version", "v3"],
         env=env,
         capture_output=True,
         text=True,
@@ -95,7 +102,7 @@ def test_a_new_index_gets_v2_and_an_existing_one_keeps_its_version(make_index, h
     assert kept.returncode == 0, kept.stderr
     assert f"fingerprint version: {V1}" in kept.stdout
     text = golden_texts()["zh-seed0-article"]
-    assert fingerprint(text, V1).value != fingerprint(text, V2).value
+    assert len({fingerprint(text, v).value for v in (V1, V2, V3)}) == 3
 
 
 def test_schema_apply_creates_a_v1_index_on_request(hbase, drop) -> None:

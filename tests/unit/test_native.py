@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "golden"))
 from texts import golden_texts
 
-from simhash_server.fingerprint import V1, V2, fingerprint
-from simhash_server.fingerprint.features import DEFAULT_RECIPE, token_hashes
+from simhash_server.fingerprint import V1, V2, V3, VERSIONS, fingerprint, short_name
+from simhash_server.fingerprint.features import DEFAULT_RECIPE, SHINGLES, token_hashes
 from simhash_server.fingerprint.native import character_classes, decompositions, fingerprinter
 from simhash_server.fingerprint.normalize import normalize
 from simhash_server.fingerprint.tokens import _RUNS, tokenize
@@ -42,7 +42,7 @@ def test_character_classes_follow_the_tokenizers_expression() -> None:
         assert table[cp] == expected, (hex(cp), table[cp], expected)
 
 
-@pytest.mark.parametrize("version", [V1, V2], ids=["v1", "v2"])
+@pytest.mark.parametrize("version", list(VERSIONS), ids=short_name)
 @pytest.mark.parametrize("name", sorted(TEXTS))
 def test_golden_texts_give_the_same_everything(native, name: str, version: str) -> None:
     text = TEXTS[name]
@@ -121,16 +121,17 @@ def test_any_text_gives_the_same_fingerprint(text: str) -> None:
     normalized = normalize(text)
     assert normalized == normalize(text, native=False)
     assert native.tokenize(normalized) == tokenize(normalized)
-    for version in (V1, V2):
+    for version in VERSIONS:
         fast, slow = fingerprint(text, version, sketch=True), fingerprint(text, version, sketch=True, native=False)
         assert (fast.value, fast.features, fast.sketch) == (slow.value, slow.features, slow.sketch)
 
 
-def test_each_blend_has_its_own_extension_and_other_recipes_none() -> None:
-    assert fingerprinter("blend-tfidf") is not fingerprinter("blend-tfidf-321")
+def test_each_recipe_has_its_own_extension_and_evaluation_recipes_none() -> None:
+    made = [fingerprinter("blend-tfidf"), fingerprinter("blend-tfidf-321"), fingerprinter(SHINGLES)]
+    assert None not in made and len({id(m) for m in made}) == 3
     assert fingerprinter("unigram-tf") is None  # evaluation-only recipes run in Python
     text = TEXTS["zh-seed0-article"]
-    assert fingerprint(text, V1).value != fingerprint(text, V2).value
+    assert len({fingerprint(text, v).value for v in (V1, V2, V3)}) == 3
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,9 @@
 //! The token-to-fingerprint loop of simhash-index (steps 2-4 of the pipeline), in Rust.
 //!
 //! It computes exactly what `simhash_server.fingerprint.tokens`, `.features` (the blend recipes, whose
-//! unigram / bigram / skip-bigram weights each Fingerprinter is given) and `.simhash` compute in Python, so a fingerprint never depends on which path made it.  The parts whose
+//! unigram / bigram / skip-bigram weights each Fingerprinter is given) and `.simhash` compute in Python, or
+//! for recipe v3 `.features.shingle_hashes` and `.minhash`, so a fingerprint never depends on which path
+//! made it.  The parts whose
 //! rules live in Python's Unicode database come from Python, so the two cannot drift apart:
 //! - the text arrives already normalised (`simhash_server.normalize`: NFKC, case folding); what this crate
 //!   does for that step is only to replace each character by its NFKD decomposition, from a table Python
@@ -33,7 +35,7 @@ const SKIP: u64 = 0xD6E8_FEB8_6659_FD93;
 const MAX_EXACT: i64 = 1 << 53; // the Python side's float64 sums are exact below this
 
 /// MurmurHash3's 64-bit finaliser (the same as `simhash_server.features.fmix64`).
-fn fmix64(mut x: u64) -> u64 {
+const fn fmix64(mut x: u64) -> u64 {
     x ^= x >> 33;
     x = x.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
     x ^= x >> 33;
@@ -123,7 +125,7 @@ struct Fingerprinter {
     decompositions: HashMap<char, String>,
     idf: IdfTable,
     median_idf: i64,
-    weights: (i64, i64, i64), // unigram, bigram, skip-bigram multiples of IDF
+    weights: Option<(i64, i64, i64)>, // unigram, bigram, skip-bigram multiples of IDF; None: recipe v3
 }
 
 impl Fingerprinter {
@@ -163,8 +165,7 @@ impl Fingerprinter {
 
     /// The blend features of the tokens: unigrams weigh `u` x IDF, bigrams `b` x and skip-bigrams `s` x
     /// the smaller IDF of their pair (`blend-tfidf`: 2 / 3 / 2; `blend-tfidf-321`: 3 / 2 / 1).
-    fn blend_tfidf(&self, hashes: &[u64], idfs: &[i64]) -> Accumulator {
-        let (u, b, s) = self.weights;
+    fn blend_tfidf(&self, hashes: &[u64], idfs: &[i64], (u, b, s): (i64, i64, i64)) -> Accumulator {
         let n = hashes.len();
         let mut acc = Accumulator::with_capacity(3 * n);
         for i in 0..n {
@@ -185,16 +186,17 @@ impl Fingerprinter {
     /// `classes`: one byte per code point (0 separator, 1 Han, 2 other ideograph, 3 word character);
     /// `idf`: jieba's IDF x 100 as integers; `median_idf`: the weight of a token the table lacks;
     /// `decompositions`: NFKD of every code point whose NFKD differs from it; `weights`: the blend's
-    /// unigram, bigram and skip-bigram multiples of IDF.
+    /// unigram, bigram and skip-bigram multiples of IDF, or None for recipe v3 (1-bit MinHash of the word
+    /// 3-shingles, `minhash.py`).
     #[new]
     fn new(
         classes: &[u8],
         idf: HashMap<String, i64>,
         median_idf: i64,
         decompositions: HashMap<char, String>,
-        weights: (i64, i64, i64),
+        weights: Option<(i64, i64, i64)>,
     ) -> PyResult<Self> {
-        if weights.0 < 0 || weights.1 < 0 || weights.2 < 0 {
+        if weights.is_some_and(|(u, b, s)| u < 0 || b < 0 || s < 0) {
             return Err(PyValueError::new_err("blend weights must not be negative"));
         }
         if classes.len() != CODE_POINTS {
@@ -261,15 +263,20 @@ impl Fingerprinter {
         let (value, distinct, packed) = py.detach(|| {
             let tokens = self.tokens(normalized);
             let hashes: Vec<u64> = tokens.iter().map(|t| xxh3_64(t.as_bytes())).collect();
-            let idfs: Vec<i64> = tokens
-                .iter()
-                .zip(&hashes)
-                .map(|(token, hash)| match self.idf.get(hash) {
-                    Some((known, idf)) if **known == **token => *idf,
-                    _ => self.median_idf,
-                })
-                .collect();
-            let (value, distinct) = self.blend_tfidf(&hashes, &idfs).finish()?;
+            let (value, distinct) = match self.weights {
+                None => minhash_bits(&hashes),
+                Some(weights) => {
+                    let idfs: Vec<i64> = tokens
+                        .iter()
+                        .zip(&hashes)
+                        .map(|(token, hash)| match self.idf.get(hash) {
+                            Some((known, idf)) if **known == **token => *idf,
+                            _ => self.median_idf,
+                        })
+                        .collect();
+                    self.blend_tfidf(&hashes, &idfs, weights).finish()?
+                }
+            };
             Ok::<_, PyErr>((value, distinct, sketch.map(|(bins, bits)| packed_sketch_of(&hashes, bins, bits))))
         })?;
         Ok((value, distinct, packed.map(|bytes| PyBytes::new(py, &bytes))))
@@ -279,7 +286,7 @@ impl Fingerprinter {
 const SKETCH_SEED: u64 = 0x5DEE_CE66_DA3B_2C17;
 const PROBES: u64 = 64;
 
-/// The word 3-shingle hashes of a text's token hashes (`sketch._shingles`): one per run of 3 tokens, or one
+/// The word 3-shingle hashes of a text's token hashes (`features.shingle_hashes`): one per run of 3 tokens, or one
 /// of all of them for a text of fewer than 3.
 fn shingles(h: &[u64]) -> Vec<u64> {
     if h.len() < 3 {
@@ -292,6 +299,45 @@ fn shingles(h: &[u64]) -> Vec<u64> {
     h.windows(3)
         .map(|w| fmix64(fmix64(w[0].wrapping_mul(GOLDEN) ^ w[1]).wrapping_mul(GOLDEN) ^ w[2]))
         .collect()
+}
+
+/// Recipe v3's 64 hash functions (`minhash.MULTIPLIERS`): function j maps a shingle hash x to the top 32 bits
+/// of (x mod 2^32) * A[j] + (x div 2^32) * B[j] + C[j], wrapping; A, B, C are fmix64((j + 1) * GOLDEN ^ seed).
+const MINHASH: [[u64; 64]; 3] = {
+    let seeds = [0x243F_6A88_85A3_08D3u64, 0x1319_8A2E_0370_7344, 0xA409_3822_299F_31D0];
+    let mut table = [[0u64; 64]; 3];
+    let mut k = 0;
+    while k < 3 {
+        let mut j = 0;
+        while j < 64 {
+            table[k][j] = fmix64(((j as u64) + 1).wrapping_mul(GOLDEN) ^ seeds[k]);
+            j += 1;
+        }
+        k += 1;
+    }
+    table
+};
+
+/// (fingerprint, distinct shingles) of recipe v3 (`minhash.minhash_bits`): bit j is the lowest bit of the
+/// smallest value hash function j gives any shingle; a text without tokens is (0, 0).
+fn minhash_bits(token_hashes: &[u64]) -> (u64, usize) {
+    if token_hashes.is_empty() {
+        return (0, 0);
+    }
+    let mut shingles = shingles(token_hashes);
+    let mut minima = [u32::MAX; 64];
+    let [a, b, c] = &MINHASH;
+    for &x in &shingles {
+        let (low, high) = (x & 0xFFFF_FFFF, x >> 32);
+        for j in 0..64 {
+            let value = (low.wrapping_mul(a[j]).wrapping_add(high.wrapping_mul(b[j])).wrapping_add(c[j]) >> 32) as u32;
+            minima[j] = minima[j].min(value);
+        }
+    }
+    let value = minima.iter().enumerate().fold(0u64, |acc, (j, m)| acc | (u64::from(m & 1) << j));
+    shingles.sort_unstable();
+    shingles.dedup();
+    (value, shingles.len())
 }
 
 /// Every bin's 64 probe targets, row by row (`sketch._probe_table`, transposed), computed once per size.

@@ -92,6 +92,6 @@ def version_option(help_text: str) -> Callable[..., Any]:
         default=None,
         envvar="SIMHASH_FINGERPRINT_VERSION",
         callback=_version,
-        metavar="v1|v2",
+        metavar="v1|v2|v3",
         help=help_text,
     )

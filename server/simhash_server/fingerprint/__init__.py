@@ -1,4 +1,5 @@
-"""Text -> 64-bit fingerprint: normalize -> tokens -> weighted features -> SimHash (and the verification sketch).
+"""Text -> 64-bit fingerprint: normalize -> tokens -> weighted features -> SimHash, or (v3) word 3-shingles ->
+1-bit MinHash; and the verification sketch.
 
 Pure computation: nothing here touches HBase or the network.
 """
@@ -10,6 +11,7 @@ from simhash_server.fingerprint.versions import (
     NAMES,
     V1,
     V2,
+    V3,
     VERSIONS,
     Recipe,
     recipe_of,
@@ -21,6 +23,7 @@ __all__ = [
     "NAMES",
     "V1",
     "V2",
+    "V3",
     "VERSIONS",
     "Fingerprint",
     "Recipe",

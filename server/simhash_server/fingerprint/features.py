@@ -19,6 +19,9 @@ bigrams add word order, which tells pages that share a template from real copies
 order signal when one word of a pair was edited.  v2 leans on unigrams: on whole pages (not the 4,000-
 character chunks v1 was chosen on) it keeps more edited copies within distance 3 and within the drawers a
 verified query reads, for a little precision that verification restores (docs/accuracy.md).
+
+Recipe v3 is not a SimHash: its features are the word 3-shingles themselves (``shingle_hashes``, SHINGLES),
+each counted once, and minhash.py turns them into bits.
 """
 
 from __future__ import annotations
@@ -32,7 +35,18 @@ from importlib import resources
 import numpy as np
 import xxhash
 
-__all__ = ["BLEND_WEIGHTS", "DEFAULT_RECIPE", "IDF_SCALE", "RECIPES", "Features", "features", "fmix64", "token_hashes"]
+__all__ = [
+    "BLEND_WEIGHTS",
+    "DEFAULT_RECIPE",
+    "IDF_SCALE",
+    "RECIPES",
+    "SHINGLES",
+    "Features",
+    "features",
+    "fmix64",
+    "shingle_hashes",
+    "token_hashes",
+]
 
 IDF_SCALE = 100
 _CACHE_LIMIT = 1 << 20  # tokens remembered with their hash and IDF; cleared when full
@@ -115,6 +129,18 @@ def _bigram_hashes(hashes: np.ndarray) -> np.ndarray:
     return fmix64((hashes[:-1] * _GOLDEN) ^ hashes[1:])  # empty for fewer than 2 tokens
 
 
+def shingle_hashes(hashes: np.ndarray) -> np.ndarray:
+    """Word 3-shingle hashes of token hashes: one per run of 3 tokens, ``fmix64((fmix64((h_i * GOLDEN) ^
+    h_i+1) * GOLDEN) ^ h_i+2)``; a text of fewer than 3 tokens is one shingle of all of them (its token count
+    folded in first).  Recipe v3's features (minhash.py) and every sketch's (sketch.py)."""
+    if hashes.size < 3:
+        combined = np.array([hashes.size], dtype=np.uint64)  # arrays, not scalars: numpy wraps arrays silently
+        for value in hashes:
+            combined = fmix64((combined * _GOLDEN) ^ value)
+        return combined
+    return fmix64((fmix64((hashes[:-2] * _GOLDEN) ^ hashes[1:-1]) * _GOLDEN) ^ hashes[2:])
+
+
 def _unigram_tf(tokens: list[str]) -> Features:
     hashes, _ = _hash_and_idf(tokens)
     return Features(hashes, np.full(hashes.size, float(IDF_SCALE)))
@@ -159,6 +185,7 @@ RECIPES: dict[str, Callable[[list[str]], Features]] = {
     **{name: _blend(weights) for name, weights in BLEND_WEIGHTS.items()},
 }
 DEFAULT_RECIPE = "blend-tfidf-321"  # recipe v2's features
+SHINGLES = "word-3-shingles"  # recipe v3's features: the shingle set, unweighted, hashed by minhash.py
 
 
 def features(tokens: list[str], recipe: str = DEFAULT_RECIPE) -> Features:

@@ -1,7 +1,7 @@
 """Steps 2-4 in Rust (``server/native``, the ``simhash_native`` extension), when it is installed.
 
-The extension computes the default recipe's fingerprint from a normalised text with the same rules as
-tokens.py, features.py and simhash.py; tests/unit/test_native.py holds the two paths to identical output.
+The extension computes a version's fingerprint from a normalised text with the same rules as tokens.py,
+features.py and simhash.py (minhash.py for v3); tests/unit/test_native.py holds the two paths to identical output.
 What lives in Python's Unicode database comes from here: each code point's class under tokens.py's own
 regular expression, each character's NFKD (normalize.py has the extension decompose first), and jieba's
 IDF table.  Without the extension (a build without Rust) ``fingerprinter(recipe)`` is None and Python does all.
@@ -15,7 +15,7 @@ import unicodedata
 from functools import cache
 from typing import Any
 
-from simhash_server.fingerprint.features import BLEND_WEIGHTS, _idf_table
+from simhash_server.fingerprint.features import BLEND_WEIGHTS, SHINGLES, _idf_table
 from simhash_server.fingerprint.tokens import _HAN, _OTHER_IDEOGRAPH
 
 __all__ = ["character_classes", "decompositions", "fingerprinter", "sketch_function"]
@@ -50,8 +50,9 @@ _instances: dict[str, Any] = {}
 
 
 def fingerprinter(recipe: str) -> Any | None:
-    """The shared ``simhash_native.Fingerprinter`` of a blend feature recipe, built on first use; None
-    without the extension, or for a recipe the extension does not compute (the unblended ones)."""
+    """The shared ``simhash_native.Fingerprinter`` of a blend feature recipe or of SHINGLES (recipe v3), built
+    on first use; None without the extension, or for a recipe the extension does not compute (the unblended
+    ones)."""
     if recipe not in _instances:
         with _lock:
             if recipe not in _instances:
@@ -61,7 +62,7 @@ def fingerprinter(recipe: str) -> Any | None:
 
 def _build(recipe: str) -> Any | None:
     weights = BLEND_WEIGHTS.get(recipe)
-    if weights is None:
+    if weights is None and recipe != SHINGLES:
         return None
     try:
         import simhash_native

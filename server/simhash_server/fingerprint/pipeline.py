@@ -1,7 +1,8 @@
 """Text -> fingerprint: the whole recipe of a version (versions.py) in one call.
 
-normalize (normalize.py) -> tokens (tokens.py) -> weighted features (features.py) -> SimHash (simhash.py);
-with ``sketch=True`` the same tokens also give the verification sketch (sketch.py) in the version's format.
+normalize (normalize.py) -> tokens (tokens.py) -> weighted features (features.py) -> SimHash (simhash.py), or
+for v3 -> word 3-shingles (features.py) -> 1-bit MinHash (minhash.py); with ``sketch=True`` the same tokens
+also give the verification sketch (sketch.py) in the version's format.
 Steps 2-4 run in Rust when the extension is installed (native.py), with identical output.
 """
 
@@ -9,11 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simhash_server.fingerprint.features import features
+import numpy as np
+
+from simhash_server.fingerprint.features import SHINGLES, features, shingle_hashes, token_hashes
+from simhash_server.fingerprint.minhash import minhash_bits
 from simhash_server.fingerprint.native import fingerprinter
 from simhash_server.fingerprint.normalize import normalize
 from simhash_server.fingerprint.simhash import simhash, to_hex
-from simhash_server.fingerprint.sketch import sketch as make_sketch
+from simhash_server.fingerprint.sketch import sketch_of_hashes
 from simhash_server.fingerprint.tokens import tokenize
 from simhash_server.fingerprint.versions import FINGERPRINT_VERSION, recipe_of
 
@@ -23,7 +27,7 @@ __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "fingerprint"]
 @dataclass(frozen=True, slots=True)
 class Fingerprint:
     value: int  # unsigned 64-bit, bit 63 most significant
-    features: int  # distinct weighted features; below ~50 the fingerprint says little (docs/accuracy.md)
+    features: int  # distinct weighted features (v3: distinct shingles); below ~50 the fingerprint says little
     sketch: bytes = b""  # the verification sketch, when asked for
 
     @property
@@ -44,6 +48,12 @@ def fingerprint(
         value, distinct, packed = rust.fingerprint(normalized, shape)
         return Fingerprint(value, distinct, bytes([recipe.sketch.code]) + packed if sketch else b"")
     tokens = tokenize(normalized)
+    hashes = token_hashes(tokens)
+    made = sketch_of_hashes(hashes, recipe.sketch, native=False) if sketch else b""
+    if recipe.features == SHINGLES:
+        if not tokens:
+            return Fingerprint(0, 0, made)
+        shingles = shingle_hashes(hashes)
+        return Fingerprint(minhash_bits(shingles), int(np.unique(shingles).size), made)
     feats = features(tokens, recipe.features)
-    made = make_sketch(tokens, recipe.sketch, native=False) if sketch else b""
     return Fingerprint(simhash(feats), feats.distinct, made)

@@ -6,8 +6,8 @@ evaluation in docs/accuracy.md uses as ground truth).
 
 Recipe (one-permutation b-bit MinHash, Li et al. 2012 and Li & König 2010):
 
-- Shingles: every run of 3 consecutive tokens (a text of fewer than 3 tokens is one shingle of all of them).
-  A shingle's hash combines its tokens' XXH3-64 hashes with MurmurHash3's finaliser, order-sensitively.
+- Shingles: every run of 3 consecutive tokens (features.shingle_hashes; a text of fewer than 3 tokens is one
+  shingle of all of them).
 - One permutation: the hash's top 8 bits choose one of 256 bins; each bin keeps the smallest remaining
   56 bits.  One hash per shingle, where classic MinHash needs 256: sketching costs about as much as
   fingerprinting does.
@@ -32,7 +32,7 @@ from functools import cache
 
 import numpy as np
 
-from simhash_server.fingerprint.features import fmix64, token_hashes
+from simhash_server.fingerprint.features import fmix64, shingle_hashes, token_hashes
 from simhash_server.fingerprint.native import sketch_function
 
 __all__ = [
@@ -92,15 +92,6 @@ def _probe_table(bins: int) -> np.ndarray:
     return (fmix64((ids * _GOLDEN) ^ (attempts + _SEED)) % np.uint64(bins)).astype(np.intp)
 
 
-def _shingles(h: np.ndarray) -> np.ndarray:
-    if h.size < 3:
-        combined = np.array([h.size], dtype=np.uint64)  # arrays, not scalars: numpy wraps arrays silently
-        for value in h:
-            combined = fmix64((combined * _GOLDEN) ^ value)
-        return combined
-    return fmix64((fmix64((h[:-2] * _GOLDEN) ^ h[1:-1]) * _GOLDEN) ^ h[2:])
-
-
 def bin_minima(tokens: list[str], bins: int = SKETCH_BINS) -> np.ndarray:
     """The densified one-permutation MinHash of a tokenised text: ``bins`` uint64 minima.
 
@@ -112,7 +103,7 @@ def _bin_minima(token_hashes: np.ndarray, bins: int) -> np.ndarray:
     if not 2 <= bins <= 1 << 16 or bins & (bins - 1):
         raise ValueError(f"bins must be a power of two from 2 to 65536, got {bins}")
     bin_bits = bins.bit_length() - 1
-    hashed = fmix64(_shingles(token_hashes) ^ _SEED)
+    hashed = fmix64(shingle_hashes(token_hashes) ^ _SEED)
     which = (hashed >> np.uint64(64 - bin_bits)).astype(np.intp)
     mins = np.full(bins, _EMPTY, dtype=np.uint64)
     np.minimum.at(mins, which, hashed & np.uint64((1 << (64 - bin_bits)) - 1))

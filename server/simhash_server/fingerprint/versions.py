@@ -10,19 +10,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simhash_server.fingerprint.features import SHINGLES
 from simhash_server.fingerprint.sketch import FORMATS, SketchFormat
 
-__all__ = ["FINGERPRINT_VERSION", "NAMES", "V1", "V2", "VERSIONS", "Recipe", "recipe_of", "short_name"]
+__all__ = ["FINGERPRINT_VERSION", "NAMES", "V1", "V2", "V3", "VERSIONS", "Recipe", "recipe_of", "short_name"]
 
 _PREFIX = "simhash64/norm=nfkc-casefold/seg=jieba-0.42.1"  # jieba and rjieba are pinned: their dictionary is part
 V1 = f"{_PREFIX}/feat=blend-tfidf/hash=xxh3-64+fmix64/r1"
 V2 = f"{_PREFIX}/feat=blend-tfidf-321/hash=xxh3-64+fmix64/sketch=2048x2/r2"
+# v3 is not a SimHash: 64 one-bit MinHashes of the word 3-shingle set (minhash.py), same tokens and sketch as v2.
+V3 = (
+    "minhash64/norm=nfkc-casefold/seg=jieba-0.42.1/feat=word-3-shingles"
+    "/hash=xxh3-64+fmix64+multiply-add-shift/sketch=2048x2/r3"
+)
 
 
 @dataclass(frozen=True)
 class Recipe:
     version: str
-    features: str  # a key of features.RECIPES
+    features: str  # a key of features.RECIPES (SimHash over those features), or features.SHINGLES (v3)
     sketch: SketchFormat
     # The min_similarity a text Deduplicate uses when the caller gives none: chosen on the tuning half of
     # the evaluation (docs/accuracy.md) as the floor where precision and recall against Jaccard >= 0.9
@@ -33,9 +39,10 @@ class Recipe:
 VERSIONS: dict[str, Recipe] = {
     V1: Recipe(V1, "blend-tfidf", FORMATS[1], 0.9),
     V2: Recipe(V2, "blend-tfidf-321", FORMATS[2], 0.896),
+    V3: Recipe(V3, SHINGLES, FORMATS[2], 0.9),
 }
-FINGERPRINT_VERSION = V2  # what new indexes are created with
-NAMES: dict[str, str] = {"v1": V1, "v2": V2}  # what the command line and the docs call them
+FINGERPRINT_VERSION = V3  # what new indexes are created with
+NAMES: dict[str, str] = {"v1": V1, "v2": V2, "v3": V3}  # what the command line and the docs call them
 
 
 def short_name(version: str) -> str:
