@@ -3,8 +3,8 @@
 //! It computes exactly what `simhash_server.fingerprint.tokens`, `.features` (the blend recipes, whose
 //! unigram / bigram / skip-bigram weights each Fingerprinter is given) and `.simhash` compute in Python, or
 //! for recipe v3 `.features.shingle_hashes` and `.minhash`, so a fingerprint never depends on which path
-//! made it.  The parts whose
-//! rules live in Python's Unicode database come from Python, so the two cannot drift apart:
+//! made it.  The parts whose rules live in Python's Unicode database come from Python, so the two cannot
+//! drift apart:
 //! - the text arrives already normalised (`simhash_server.normalize`: NFKC, case folding); what this crate
 //!   does for that step is only to replace each character by its NFKD decomposition, from a table Python
 //!   builds (see `decompose`), which leaves Python's NFKC less to do and never changes its result;
@@ -286,8 +286,8 @@ impl Fingerprinter {
 const SKETCH_SEED: u64 = 0x5DEE_CE66_DA3B_2C17;
 const PROBES: u64 = 64;
 
-/// The word 3-shingle hashes of a text's token hashes (`features.shingle_hashes`): one per run of 3 tokens, or one
-/// of all of them for a text of fewer than 3.
+/// The word 3-shingle hashes of a text's token hashes (`features.shingle_hashes`): one per run of 3 tokens,
+/// or one of all of them for a text of fewer than 3.
 fn shingles(h: &[u64]) -> Vec<u64> {
     if h.len() < 3 {
         let mut combined = h.len() as u64;
@@ -330,8 +330,8 @@ fn minhash_bits(token_hashes: &[u64]) -> (u64, usize) {
     for &x in &shingles {
         let (low, high) = (x & 0xFFFF_FFFF, x >> 32);
         for j in 0..64 {
-            let value = (low.wrapping_mul(a[j]).wrapping_add(high.wrapping_mul(b[j])).wrapping_add(c[j]) >> 32) as u32;
-            minima[j] = minima[j].min(value);
+            let mixed = low.wrapping_mul(a[j]).wrapping_add(high.wrapping_mul(b[j])).wrapping_add(c[j]);
+            minima[j] = minima[j].min((mixed >> 32) as u32);
         }
     }
     let value = minima.iter().enumerate().fold(0u64, |acc, (j, m)| acc | (u64::from(m & 1) << j));
