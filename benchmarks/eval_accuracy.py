@@ -32,15 +32,8 @@ from scipy import sparse
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import Doc, half_of, load_corpus
 
-from simhash_server.fingerprint.features import (
-    DEFAULT_RECIPE,
-    RECIPES,
-    SHINGLES,
-    features,
-    shingle_hashes,
-    token_hashes,
-)
-from simhash_server.fingerprint.minhash import minhash_bits
+from simhash_server.fingerprint.features import DEFAULT_RECIPE, RECIPES, SHINGLES, features, token_hashes
+from simhash_server.fingerprint.minhash import shingle_minhash
 from simhash_server.fingerprint.normalize import normalize
 from simhash_server.fingerprint.simhash import simhash
 from simhash_server.fingerprint.sketch import SKETCH_BINS, bin_minima
@@ -115,7 +108,7 @@ def recipe_fingerprints(docs: list[Doc], tokens: list[list[str]]) -> dict[str, n
     Simhash = simhash_package()
 
     out = {name: np.array([simhash(features(t, name)) for t in tokens], dtype=np.uint64) for name in RECIPES}
-    out[SHINGLES] = np.array([minhash_bits(shingle_hashes(token_hashes(t))) if t else 0 for t in tokens], np.uint64)
+    out[SHINGLES] = np.array([shingle_minhash(token_hashes(t))[0] for t in tokens], np.uint64)
     out["simhash-pkg (char 4-grams)"] = np.array([Simhash(d.text).value for d in docs], dtype=np.uint64)
     out["simhash-pkg (char 4-grams)"] = out.pop("simhash-pkg (char 4-grams)")
     out["simhash-pkg (jieba tokens)"] = np.array([Simhash(t).value if t else 0 for t in tokens], dtype=np.uint64)

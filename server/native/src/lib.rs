@@ -318,7 +318,7 @@ const MINHASH: [[u64; 64]; 3] = {
     table
 };
 
-/// (fingerprint, distinct shingles) of recipe v3 (`minhash.minhash_bits`): bit j is the lowest bit of the
+/// (fingerprint, distinct shingles) of recipe v3 (`minhash.shingle_minhash`): bit j is the lowest bit of the
 /// smallest value hash function j gives any shingle; a text without tokens is (0, 0).
 fn minhash_bits(token_hashes: &[u64]) -> (u64, usize) {
     if token_hashes.is_empty() {

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from simhash_server.fingerprint.features import fmix64
+from simhash_server.fingerprint.features import fmix64, shingle_hashes
 
-__all__ = ["BITS", "MULTIPLIERS", "minhash_bits"]
+__all__ = ["BITS", "MULTIPLIERS", "minhash_bits", "shingle_minhash"]
 
 BITS = 64
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -48,3 +48,11 @@ def minhash_bits(shingles: np.ndarray) -> int:
         values = ((block & _LOW32) * a + (block >> _S32) * b + c) >> _S32
         np.minimum(minima, values.min(axis=1), out=minima)
     return int(_POWERS[(minima & np.uint64(1)).astype(bool)].sum())
+
+
+def shingle_minhash(token_hashes: np.ndarray) -> tuple[int, int]:
+    """(fingerprint, distinct shingles) of a text's token hashes under recipe v3; (0, 0) without tokens."""
+    if token_hashes.size == 0:
+        return 0, 0
+    shingles = shingle_hashes(token_hashes)
+    return minhash_bits(shingles), int(np.unique(shingles).size)

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from simhash_server.fingerprint.features import SHINGLES, features, shingle_hashes, token_hashes
-from simhash_server.fingerprint.minhash import minhash_bits
+from simhash_server.fingerprint.features import SHINGLES, features, token_hashes
+from simhash_server.fingerprint.minhash import shingle_minhash
 from simhash_server.fingerprint.native import fingerprinter
 from simhash_server.fingerprint.normalize import normalize
 from simhash_server.fingerprint.simhash import simhash, to_hex
@@ -51,9 +49,6 @@ def fingerprint(
     hashes = token_hashes(tokens)
     made = sketch_of_hashes(hashes, recipe.sketch, native=False) if sketch else b""
     if recipe.features == SHINGLES:
-        if not tokens:
-            return Fingerprint(0, 0, made)
-        shingles = shingle_hashes(hashes)
-        return Fingerprint(minhash_bits(shingles), int(np.unique(shingles).size), made)
+        return Fingerprint(*shingle_minhash(hashes), made)
     feats = features(tokens, recipe.features)
     return Fingerprint(simhash(feats), feats.distinct, made)
