@@ -33,6 +33,13 @@ def test_status_reports_every_process_listening(hbase) -> None:
     assert report["thrift"]["port"] == hbase.thrift_port
 
 
+def test_every_jvm_runs_the_default_collector_and_logs_it(hbase) -> None:
+    local = _require_local(hbase)
+    for name in ("master", "thrift", "thrift2"):
+        # Written as the JVM starts; pauses follow in the same file (their format: tests/unit, bench-live).
+        assert "Using The Z Garbage Collector" in local.gc_log(name).read_text(), name
+
+
 def test_second_instance_starts_and_stop_leaves_no_java_process(hbase, tmp_path) -> None:
     local = _require_local(hbase)
     other = LocalHBase(

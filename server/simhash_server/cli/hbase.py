@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from simhash_deploy.hbase_local import GARBAGE_COLLECTORS
 from simhash_server.cli.options import apply_options
 
 if TYPE_CHECKING:
@@ -26,7 +27,9 @@ def _local(opts: dict[str, Any]) -> LocalHBase:
             thrift=opts["thrift_port"] or base.ports.thrift,
             thrift2=opts["thrift2_port"] or base.ports.thrift2,
         )
-        return LocalHBase(home=base.home, var_dir=base.var_dir, ports=ports, master_heap_mb=opts["master_heap_mb"])
+        return LocalHBase(
+            home=base.home, var_dir=base.var_dir, ports=ports, master_heap_mb=opts["master_heap_mb"], gc=opts["gc"]
+        )
     except HBaseError as exc:
         raise click.ClickException(str(exc)) from exc
 
@@ -65,6 +68,14 @@ def hbase_options(command: Callable[..., None]) -> Callable[..., None]:
             show_default=True,
             envvar="SIMHASH_HBASE_MASTER_HEAP_MB",
             help="Heap of the master + region server JVM.",
+        ),
+        click.option(
+            "--gc",
+            type=click.Choice(list(GARBAGE_COLLECTORS)),
+            default="ZGC",
+            show_default=True,
+            envvar="SIMHASH_HBASE_GC",
+            help="The JVMs' garbage collector (pauses are logged to logs/NAME-gc.log).",
         ),
     ]
     return apply_options(command, options)
