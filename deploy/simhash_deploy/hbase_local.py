@@ -168,7 +168,7 @@ def _alive(pid: int, marker: str) -> bool:
 
 
 # The JVMs' garbage collector.  ZGC by default: a live index's region server (memstores, flushes,
-# compactions) paused up to 116 ms under G1 and at most 1.1 ms under ZGC, and wrote 1.15x faster
+# compactions) paused up to 186 ms under G1 and at most 2.8 ms under ZGC, and wrote no slower
 # (docs/benchmarks.md, live).  G1 is the JDK's own default.
 GARBAGE_COLLECTORS = {"G1": "-XX:+UseG1GC", "ZGC": "-XX:+UseZGC", "Shenandoah": "-XX:+UseShenandoahGC"}
 
