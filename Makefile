@@ -10,7 +10,7 @@ HFILE_JOB := deploy/hfile-job/target/simhash-hfile-job.jar
 PYTEST_ARGS ?=
 
 .PHONY: run stop test test-containers test-cluster cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
-	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-live bench-cache bench-scans bench-clusters bench-verify golden proto proto-check tools
+	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-live bench-warmup bench-cache bench-scans bench-clusters bench-verify golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
 run: install jars
@@ -204,6 +204,10 @@ bench-scale: install jars
 # per garbage collector side by side: latency just after the writes, while writing, and compacted.
 bench-live: install jars
 	$(BIN)/python benchmarks/bench_live.py $(BENCH_ARGS)
+
+# The first queries after a restart, serve --warmup-queries against none (needs bench-live's BENCH_ARGS=--keep).
+bench-warmup: install jars
+	$(BIN)/python benchmarks/bench_warmup.py
 
 # bench-scale's 10^8 index read with the drawer table in the block cache or in the page cache, by heap size.
 bench-cache: install jars

@@ -102,3 +102,31 @@ def test_a_taken_address_is_a_clear_error_without_a_traceback(index, hbase) -> N
     assert done.returncode == 1, done.stderr
     assert f"Error: cannot listen on 127.0.0.1:{port}: in use" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def metric_count(metrics_port: int, name: str) -> float:
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=30) as answer:
+        families = text_string_to_metric_families(answer.read().decode())
+        return sum(s.value for f in families for s in f.samples if s.name == f"{name}_count")
+
+
+def test_the_warm_up_queries_are_asked_before_the_port_opens(index, spawn_server) -> None:
+    metrics_port = Ports.free().thrift2
+    proc, target = spawn_server(
+        index.config.table_prefix,
+        "--warmup-queries",
+        "40",
+        "--metrics-address",
+        f"127.0.0.1:{metrics_port}",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    # SERVING now, and no caller has asked anything: every query the process counted was its own warm-up.
+    assert metric_count(metrics_port, "simhash_query_candidates") == 40
+    with SimHashClient(target) as client:
+        client.query(simhash=12345)
+    assert metric_count(metrics_port, "simhash_query_candidates") == 41
+    proc.terminate()
+    output, _ = proc.communicate(timeout=60)
+    assert "warmed up: 40 random queries in " in output

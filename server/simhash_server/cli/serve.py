@@ -38,6 +38,23 @@ from simhash_server.index.config import StoreConfig
     help="On SIGTERM/Ctrl-C, how long in-flight calls may finish.",
 )
 @click.option(
+    "--warmup-queries",
+    type=click.IntRange(0),
+    default=2000,
+    show_default=True,
+    envvar="SIMHASH_WARMUP_QUERIES",
+    help="Random queries asked before the port opens, so that the first callers do not pay for a freshly "
+    "started HBase's compiling and caching (at most --warmup-seconds); 0: none.",
+)
+@click.option(
+    "--warmup-seconds",
+    type=click.FloatRange(0),
+    default=30.0,
+    show_default=True,
+    envvar="SIMHASH_WARMUP_SECONDS",
+    help="The most time the warm-up queries may take.",
+)
+@click.option(
     "--pool-size",
     type=click.IntRange(1),
     default=StoreConfig.pool_size,
@@ -158,6 +175,8 @@ def serve(
     address: str,
     metrics_address: str,
     grace_seconds: float,
+    warmup_queries: int,
+    warmup_seconds: float,
     pool_size: int,
     query_lanes: int,
     write_lanes: int,
@@ -194,6 +213,8 @@ def serve(
             address=address,
             metrics_address=metrics_address or None,
             grace_seconds=grace_seconds,
+            warmup_queries=warmup_queries,
+            warmup_seconds=warmup_seconds,
             limits=limits,
             store=store_config(
                 opts,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import signal
 import threading
 import time
@@ -48,6 +49,9 @@ class ServerConfig:
     tls: TLSConfig | None = None
     tokens: Tokens | None = None
     insecure: bool = False  # serve a network address with neither TLS nor tokens
+    # Random queries asked before the port opens (at most warmup_seconds): docs/benchmarks.md, warm-up.
+    warmup_queries: int = 0
+    warmup_seconds: float = 30.0
 
 
 class SimHashServer:
@@ -145,6 +149,25 @@ class SimHashServer:
                 )
                 was_up = up
 
+    async def _warm_up(self) -> None:
+        """Ask random queries before serving.  A region server and Thrift gateway fresh from a restart compile
+        their read path and fill their block cache during their first few thousand queries, which answer
+        several times slower meanwhile: without this, the first callers pay for it.  Best effort: a failure
+        is logged and serving starts."""
+        wanted, budget = self.config.warmup_queries, self.config.warmup_seconds
+        if wanted < 1:
+            return
+        rng = random.Random()
+        began = time.monotonic()
+        asked = 0
+        try:
+            while asked < wanted and time.monotonic() - began < budget:
+                await self.index.query(rng.getrandbits(64), deadline=began + budget)
+                asked += 1
+        except Exception as exc:  # noqa: BLE001 - warming is optional; serving is not
+            log.warning("warm-up stopped after %d queries: %r", asked, exc)
+        log.info("warmed up: %d random queries in %.1f s", asked, time.monotonic() - began)
+
     # -- lifecycle, on the event loop -------------------------------------------------------------------
     async def _start(self) -> None:
         server = self._configure_server()
@@ -159,6 +182,8 @@ class SimHashServer:
         version = self.service.index.recipe.version
         await asyncio.get_running_loop().run_in_executor(self._executor, fingerprint, "预热 warm-up", version)
         log.info("fingerprint version %s", version)
+        if self.service._open_error is None:
+            await self._warm_up()
         await server.start()
         self._server = server
         self._watcher = asyncio.create_task(self._watch_index(), name="health")

@@ -1,0 +1,113 @@
+"""The first queries after a restart: `serve --warmup-queries N` against none, in alternating rounds.
+
+Needs the 10^6 index `bench_live.py --keep` leaves under var/live/ZGC.  Each way restarts that HBase (cold
+JVMs: nothing compiled, empty block cache), starts `serve` on it with ``--warmup-queries 0`` or ``N``
+(default 2000; the port opens once they are asked), and as soon as it is SERVING asks the same probes (half
+stored fingerprints 0-3 bits away, half random) through the Python client: the latency first callers see,
+by slices of the probes.  Rounds alternate which way goes first.  Not side by side at once: on 2 cores the
+cold JVMs of one way would slow the other.
+
+    .venv/bin/python benchmarks/bench_live.py --keep && .venv/bin/python benchmarks/bench_warmup.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+
+import numpy as np
+from bench_live import CLI, PREFIX, ROOT, WORK, probes
+from bench_query import percentile
+
+from simhash_client import SimHashClient
+from simhash_deploy import LocalHBase, Ports
+
+SLICES = ((0, 250), (250, 500), (500, 1000))
+
+
+def stored_fingerprints() -> list[int]:
+    """The first 10^5 fingerprints bench_live wrote (its documents are drawn from seed 1)."""
+    documents = json.loads((ROOT / "var" / "live-results.json").read_text())["args"]["documents"]
+    return [int(fp) for fp in np.random.default_rng(1).integers(0, 2**64, size=documents, dtype=np.uint64)[:100_000]]
+
+
+@contextlib.contextmanager
+def serving(local: LocalHBase, warmup: int) -> Iterator[tuple[SimHashClient, float]]:
+    """A serve process on ``local``'s index with ``warmup`` warm-up queries: its client and seconds to SERVING."""
+    port = Ports.free().thrift
+    env = {
+        **os.environ,
+        "SIMHASH_HBASE_THRIFT_PORT": str(local.ports.thrift),
+        "SIMHASH_HBASE_THRIFT2_PORT": str(local.ports.thrift2),
+        "SIMHASH_TABLE_PREFIX": PREFIX,
+    }
+    command = [CLI, "serve", "--address", f"127.0.0.1:{port}", "--metrics-address", "", "--warmup-queries", str(warmup)]
+    began = time.monotonic()
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with SimHashClient(f"127.0.0.1:{port}") as client:
+            client.wait_until_serving(timeout=300)
+            yield client, time.monotonic() - began
+    finally:
+        proc.terminate()
+        proc.wait(60)
+
+
+def first_queries(local: LocalHBase, warmup: int, asked: list[int]) -> dict[str, object]:
+    """Restart ``local`` (cold JVMs), serve it with ``warmup`` warm-up queries, time the probes once SERVING."""
+    local.stop()
+    local.start()
+    timings = []
+    with serving(local, warmup) as (client, ready):
+        for fp in asked:
+            began = time.perf_counter()
+            client.query(simhash=fp)
+            timings.append(time.perf_counter() - began)
+    return {"serving_after_s": ready} | {
+        f"{lo + 1}-{hi}": {
+            "p50_ms": 1000 * percentile(timings[lo:hi], 0.5),
+            "p99_ms": 1000 * percentile(timings[lo:hi], 0.99),
+        }
+        for lo, hi in SLICES
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--warmup-queries", type=int, default=2000)
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    if not (WORK / "ZGC" / "data").is_dir():
+        raise SystemExit(f"needs the index under {WORK / 'ZGC'}: run `benchmarks/bench_live.py --keep` first")
+    local = LocalHBase(var_dir=WORK / "ZGC", ports=Ports.free(), master_heap_mb=2048)
+    asked = probes(stored_fingerprints(), args.queries, seed=3)
+    results: list[dict[str, object]] = []
+    try:
+        for round_ in range(args.rounds):
+            ways = (0, args.warmup_queries) if round_ % 2 == 0 else (args.warmup_queries, 0)
+            for warmup in ways:
+                results.append({"round": round_ + 1, "warmup": warmup} | first_queries(local, warmup, asked))
+                print(json.dumps(results[-1]), flush=True)
+    finally:
+        local.stop()
+    (ROOT / "var" / "warmup-results.json").write_text(json.dumps(results, indent=1))
+    print(f"\n{os.cpu_count()} cores; one HBase (ZGC, 2 GiB heap) restarted before each serve")
+    heads = " | ".join(f"probes {lo + 1}-{hi} p50 / p99 ms" for lo, hi in SLICES)
+    print(f"| round | warm-up queries | SERVING after s | {heads} |")
+    print("|---|---|---|" + "---|" * len(SLICES))
+    for r in results:
+        cells = " | ".join(
+            f"{r[f'{lo + 1}-{hi}']['p50_ms']:.2f} / {r[f'{lo + 1}-{hi}']['p99_ms']:.2f}"
+            for lo, hi in SLICES  # type: ignore[index]
+        )
+        print(f"| {r['round']} | {r['warmup']} | {r['serving_after_s']:.1f} | {cells} |")
+
+
+if __name__ == "__main__":
+    main()
