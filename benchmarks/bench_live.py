@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 from bench_query import percentile
+from bench_scale import probes
 
 from simhash_client import SimHashClient
 from simhash_deploy import LocalHBase, Ports
@@ -160,21 +161,6 @@ class Live:
         return time.monotonic() - began
 
 
-def probes(stored: list[int], count: int, seed: int) -> list[int]:
-    """Half stored fingerprints 0-3 bits away, half random."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for i in range(count):
-        if i % 2:
-            out.append(int(rng.integers(0, 2**64, dtype=np.uint64)))
-        else:
-            fp = stored[int(rng.integers(0, len(stored)))]
-            for bit in rng.choice(64, size=int(rng.integers(0, 4)), replace=False):
-                fp ^= 1 << int(bit)
-            out.append(fp)
-    return out
-
-
 @contextlib.contextmanager
 def servers(live: Live) -> Iterator[dict[str, SimHashClient]]:
     procs, clients = [], {}
@@ -247,7 +233,7 @@ def main() -> None:
     try:
         results["write_s"] = live.write(args.documents, seed=1)
         print(f"wrote {args.documents:,} documents into each index: {results['write_s']} s", flush=True)
-        asked = probes(live.stored, args.queries, seed=1)
+        asked = probes(args.queries, seed=1, stored=live.stored)
         warmup = [int(v) for v in np.random.default_rng(2).integers(0, 2**64, size=args.warmup, dtype=np.uint64)]
         states: dict[str, object] = {}
         files = live.files_per_region()

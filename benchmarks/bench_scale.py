@@ -145,15 +145,18 @@ class Scale:
         return out
 
 
-def probes(count: int, seed: int) -> list[int]:
-    """Half stored fingerprints (of the first 10^5) 0-3 bits away, half random: the same at every size."""
+def probes(count: int, seed: int, stored: list[int] | None = None) -> list[int]:
+    """Half stored fingerprints 0-3 bits away, half random: the same at every size.  Stored: ``stored``, by
+    default this benchmark's first 10^5."""
+    if stored is None:
+        stored = [int(v) for v in splitmix64(np.arange(100_000))]
     rng = np.random.default_rng(seed)
     out = []
     for i in range(count):
         if i % 2:
             out.append(int(rng.integers(0, 2**64, dtype=np.uint64)))
         else:
-            fp = int(splitmix64(np.array([rng.integers(0, 100_000)]))[0])
+            fp = stored[int(rng.integers(0, len(stored)))]
             for bit in rng.choice(64, size=int(rng.integers(0, 4)), replace=False):
                 fp ^= 1 << int(bit)
             out.append(fp)

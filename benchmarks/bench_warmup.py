@@ -21,8 +21,9 @@ import time
 from collections.abc import Iterator
 
 import numpy as np
-from bench_live import CLI, PREFIX, ROOT, WORK, probes
+from bench_live import CLI, PREFIX, ROOT, WORK
 from bench_query import percentile
+from bench_scale import probes
 
 from simhash_client import SimHashClient
 from simhash_deploy import LocalHBase, Ports
@@ -86,7 +87,7 @@ def main() -> None:
     if not (WORK / "ZGC" / "data").is_dir():
         raise SystemExit(f"needs the index under {WORK / 'ZGC'}: run `benchmarks/bench_live.py --keep` first")
     local = LocalHBase(var_dir=WORK / "ZGC", ports=Ports.free(), master_heap_mb=2048)
-    asked = probes(stored_fingerprints(), args.queries, seed=3)
+    asked = probes(args.queries, seed=3, stored=stored_fingerprints())
     results: list[dict[str, object]] = []
     try:
         for round_ in range(args.rounds):
