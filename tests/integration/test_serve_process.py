@@ -116,6 +116,8 @@ def test_the_warm_up_queries_are_asked_before_the_port_opens(index, spawn_server
         index.config.table_prefix,
         "--warmup-queries",
         "40",
+        "--warmup-seconds",
+        "600",  # so the count below does not hang on the machine's speed
         "--metrics-address",
         f"127.0.0.1:{metrics_port}",
         stdout=subprocess.PIPE,
