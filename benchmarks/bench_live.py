@@ -27,7 +27,6 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -35,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 from bench_query import percentile
-from bench_scale import probes
+from bench_scale import probes, serving
 
 from simhash_client import SimHashClient
 from simhash_deploy import LocalHBase, Ports
@@ -45,7 +44,6 @@ from simhash_server.index.store import IndexStore, StoreConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "var" / "live"
-CLI = str(ROOT / ".venv" / "bin" / "simhash-index")
 PREFIX = "live"
 WAYS = ("store", "client")
 _PAUSE = re.compile(rb"Safepoint .*Total: (\d+) ns")
@@ -163,30 +161,9 @@ class Live:
 
 @contextlib.contextmanager
 def servers(live: Live) -> Iterator[dict[str, SimHashClient]]:
-    procs, clients = [], {}
-    try:
-        for gc, local in live.hbases.items():
-            port = Ports.free().thrift
-            env = {
-                **os.environ,
-                "SIMHASH_HBASE_THRIFT_PORT": str(local.ports.thrift),
-                "SIMHASH_HBASE_THRIFT2_PORT": str(local.ports.thrift2),
-                "SIMHASH_TABLE_PREFIX": PREFIX,
-            }
-            procs.append(subprocess.Popen(
-                [CLI, "serve", "--address", f"127.0.0.1:{port}", "--metrics-address", ""], env=env,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            ))  # fmt: skip
-            clients[gc] = SimHashClient(f"127.0.0.1:{port}")
-        for client in clients.values():
-            client.wait_until_serving(timeout=120)
-        yield clients
-    finally:
-        for client in clients.values():
-            client.close()
-        for proc in procs:
-            proc.terminate()
-            proc.wait(60)
+    """A serve process on each HBase's index, SERVING: their clients by collector."""
+    with contextlib.ExitStack() as stack:
+        yield {gc: stack.enter_context(serving(local, PREFIX)) for gc, local in live.hbases.items()}
 
 
 def measure(live: Live, asked: list[int], warmup: list[int]) -> dict[str, dict[str, float]]:

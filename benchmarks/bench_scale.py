@@ -20,12 +20,14 @@ var/scale (HBase, inputs, results) for later runs: `make bench-scale-clean` remo
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import statistics
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -163,37 +165,43 @@ def probes(count: int, seed: int, stored: list[int] | None = None) -> list[int]:
     return out
 
 
-def measure(scale: Scale, asked: list[int], warm: list[int]) -> dict[str, object]:
+@contextlib.contextmanager
+def serving(local: LocalHBase, prefix: str, *options: str) -> Iterator[SimHashClient]:
+    """A `simhash-index serve` process (metrics off) on index ``prefix`` of ``local``: its client, once SERVING."""
     port = Ports.free().thrift
     env = {
         **os.environ,
-        "SIMHASH_HBASE_THRIFT_PORT": str(scale.local.ports.thrift),
-        "SIMHASH_HBASE_THRIFT2_PORT": str(scale.local.ports.thrift2),
-        "SIMHASH_TABLE_PREFIX": PREFIX,
+        "SIMHASH_HBASE_THRIFT_PORT": str(local.ports.thrift),
+        "SIMHASH_HBASE_THRIFT2_PORT": str(local.ports.thrift2),
+        "SIMHASH_TABLE_PREFIX": prefix,
     }
-    server = subprocess.Popen(
-        [CLI, "serve", "--address", f"127.0.0.1:{port}"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    command = [CLI, "serve", "--address", f"127.0.0.1:{port}", "--metrics-address", "", *options]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with SimHashClient(f"127.0.0.1:{port}") as client:
+            client.wait_until_serving(timeout=300)
+            yield client
+    finally:
+        proc.terminate()
+        proc.wait(60)
+
+
+def measure(scale: Scale, asked: list[int], warm: list[int]) -> dict[str, object]:
     timings: dict[str, list[float]] = {"store": [], "client": []}
     candidates = []
-    try:
-        with IndexStore(scale.config()) as store, SimHashClient(f"127.0.0.1:{port}") as client:
-            client.wait_until_serving(timeout=120)
-            raw = RawScans(store)
-            for fp in warm:
-                store.query(fp)
-                client.query(simhash=fp)
-            for i, fp in enumerate(asked):
-                calls = [("store", lambda fp=fp: store.query(fp)), ("client", lambda fp=fp: client.query(simhash=fp))]
-                for name, call in calls[i % 2 :] + calls[: i % 2]:  # each goes first in turn
-                    began = time.perf_counter()
-                    call()
-                    timings[name].append(time.perf_counter() - began)
-                if i % 2:
-                    candidates.append(raw.thrift2(fp))
-    finally:
-        server.terminate()
-        server.wait(60)
+    with IndexStore(scale.config()) as store, serving(scale.local, PREFIX) as client:
+        raw = RawScans(store)
+        for fp in warm:
+            store.query(fp)
+            client.query(simhash=fp)
+        for i, fp in enumerate(asked):
+            calls = [("store", lambda fp=fp: store.query(fp)), ("client", lambda fp=fp: client.query(simhash=fp))]
+            for name, call in calls[i % 2 :] + calls[: i % 2]:  # each goes first in turn
+                began = time.perf_counter()
+                call()
+                timings[name].append(time.perf_counter() - began)
+            if i % 2:
+                candidates.append(raw.thrift2(fp))
     out: dict[str, object] = {"candidates": statistics.mean(candidates)}
     for name, values in timings.items():
         out[f"{name}_p50_ms"] = 1000 * percentile(values, 0.5)

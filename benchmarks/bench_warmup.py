@@ -13,22 +13,21 @@ cold JVMs of one way would slow the other.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import subprocess
 import time
-from collections.abc import Iterator
 
 import numpy as np
-from bench_live import CLI, PREFIX, ROOT, WORK
+from bench_live import PREFIX, ROOT, WORK
 from bench_query import percentile
-from bench_scale import probes
+from bench_scale import probes, serving
 
-from simhash_client import SimHashClient
 from simhash_deploy import LocalHBase, Ports
 
-SLICES = ((0, 250), (250, 500), (500, 1000))
+
+def slices(queries: int) -> tuple[tuple[int, int], ...]:
+    """The first quarter of the probes, the second, and the second half: what first callers see, by time."""
+    return ((0, queries // 4), (queries // 4, queries // 2), (queries // 2, queries))
 
 
 def stored_fingerprints() -> list[int]:
@@ -37,34 +36,14 @@ def stored_fingerprints() -> list[int]:
     return [int(fp) for fp in np.random.default_rng(1).integers(0, 2**64, size=documents, dtype=np.uint64)[:100_000]]
 
 
-@contextlib.contextmanager
-def serving(local: LocalHBase, warmup: int) -> Iterator[tuple[SimHashClient, float]]:
-    """A serve process on ``local``'s index with ``warmup`` warm-up queries: its client and seconds to SERVING."""
-    port = Ports.free().thrift
-    env = {
-        **os.environ,
-        "SIMHASH_HBASE_THRIFT_PORT": str(local.ports.thrift),
-        "SIMHASH_HBASE_THRIFT2_PORT": str(local.ports.thrift2),
-        "SIMHASH_TABLE_PREFIX": PREFIX,
-    }
-    command = [CLI, "serve", "--address", f"127.0.0.1:{port}", "--metrics-address", "", "--warmup-queries", str(warmup)]
-    began = time.monotonic()
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        with SimHashClient(f"127.0.0.1:{port}") as client:
-            client.wait_until_serving(timeout=300)
-            yield client, time.monotonic() - began
-    finally:
-        proc.terminate()
-        proc.wait(60)
-
-
 def first_queries(local: LocalHBase, warmup: int, asked: list[int]) -> dict[str, object]:
     """Restart ``local`` (cold JVMs), serve it with ``warmup`` warm-up queries, time the probes once SERVING."""
     local.stop()
     local.start()
     timings = []
-    with serving(local, warmup) as (client, ready):
+    began = time.monotonic()
+    with serving(local, PREFIX, "--warmup-queries", str(warmup)) as client:
+        ready = time.monotonic() - began
         for fp in asked:
             began = time.perf_counter()
             client.query(simhash=fp)
@@ -74,16 +53,18 @@ def first_queries(local: LocalHBase, warmup: int, asked: list[int]) -> dict[str,
             "p50_ms": 1000 * percentile(timings[lo:hi], 0.5),
             "p99_ms": 1000 * percentile(timings[lo:hi], 0.99),
         }
-        for lo, hi in SLICES
+        for lo, hi in slices(len(asked))
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--warmup-queries", type=int, default=2000)
-    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--queries", type=int, default=1000, help="probes after SERVING (at least 4)")
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
+    if args.queries < 4:
+        parser.error(f"--queries must be at least 4 (a quarter of them is the first slice), got {args.queries}")
     if not (WORK / "ZGC" / "data").is_dir():
         raise SystemExit(f"needs the index under {WORK / 'ZGC'}: run `benchmarks/bench_live.py --keep` first")
     local = LocalHBase(var_dir=WORK / "ZGC", ports=Ports.free(), master_heap_mb=2048)
@@ -99,13 +80,13 @@ def main() -> None:
         local.stop()
     (ROOT / "var" / "warmup-results.json").write_text(json.dumps(results, indent=1))
     print(f"\n{os.cpu_count()} cores; one HBase (ZGC, 2 GiB heap) restarted before each serve")
-    heads = " | ".join(f"probes {lo + 1}-{hi} p50 / p99 ms" for lo, hi in SLICES)
+    heads = " | ".join(f"probes {lo + 1}-{hi} p50 / p99 ms" for lo, hi in slices(args.queries))
     print(f"| round | warm-up queries | SERVING after s | {heads} |")
-    print("|---|---|---|" + "---|" * len(SLICES))
+    print("|---|---|---|" + "---|" * 3)
     for r in results:
         cells = " | ".join(
             f"{r[f'{lo + 1}-{hi}']['p50_ms']:.2f} / {r[f'{lo + 1}-{hi}']['p99_ms']:.2f}"
-            for lo, hi in SLICES  # type: ignore[index]
+            for lo, hi in slices(args.queries)  # type: ignore[index]
         )
         print(f"| {r['round']} | {r['warmup']} | {r['serving_after_s']:.1f} | {cells} |")
 
