@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from hypothesis import given
+from hypothesis import strategies as st
 
 from simhash_schema.filters import key_only_multi_range
 
@@ -41,13 +43,8 @@ def _classes() -> dict[str, type]:
     }
 
 
-@pytest.mark.parametrize("copies", [1, 100])  # 100: lengths past 127 bytes take multi-byte varints
-def test_multi_range_key_only_filter_matches_the_protobuf_runtime(copies: int) -> None:
-    c = _classes()
-    ranges = copies * [
-        (b"\x00\x01\x02\x03\x04", b"\x00\x01\x02\x03\x04" + b"\xff" * 9),
-        (b"\x80'\x00\x00\x07", b"\x80'\x00\x00\x07" + b"\xff" * 9),
-    ]
+def _expected(ranges: list[tuple[bytes, bytes]]) -> bytes:
+    c = _CLASSES
     multi = c["MultiRowRangeFilter"](
         row_range_list=[
             c["RowRange"](start_row=a, start_row_inclusive=True, stop_row=b, stop_row_inclusive=False)
@@ -68,4 +65,22 @@ def test_multi_range_key_only_filter_matches_the_protobuf_runtime(copies: int) -
             ],
         ).SerializeToString(),
     )
-    assert key_only_multi_range(ranges) == expected.SerializeToString()
+    return expected.SerializeToString()
+
+
+_CLASSES = _classes()
+
+
+@pytest.mark.parametrize("copies", [1, 100])  # 100: lengths past 127 bytes take multi-byte varints
+def test_multi_range_key_only_filter_matches_the_protobuf_runtime(copies: int) -> None:
+    ranges = copies * [
+        (b"\x00\x01\x02\x03\x04", b"\x00\x01\x02\x03\x04" + b"\xff" * 9),
+        (b"\x80'\x00\x00\x07", b"\x80'\x00\x00\x07" + b"\xff" * 9),
+    ]
+    assert key_only_multi_range(ranges) == _expected(ranges)
+
+
+@given(st.lists(st.tuples(st.binary(max_size=300), st.binary(max_size=300)), min_size=1, max_size=6))
+def test_any_ranges_encode_as_the_protobuf_runtime_does(ranges: list[tuple[bytes, bytes]]) -> None:
+    """Rows of any length, including empty ones and those whose lengths need two-byte varints."""
+    assert key_only_multi_range(ranges) == _expected(ranges)
