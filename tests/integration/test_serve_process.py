@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -42,15 +43,15 @@ def serve_process(index, spawn_server):
         proc.wait()
 
 
-def in_flight(metrics_port: int, method: str) -> float:
+def metric(metrics_port: int, sample: str, **labels: str) -> float:
+    """A sample's value on the metrics port (say ``simhash_query_candidates_count``), summed over the other labels."""
     with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=30) as answer:
         families = text_string_to_metric_families(answer.read().decode())
         return sum(
-            sample.value
-            for family in families
-            if family.name == "simhash_rpc_in_flight"
-            for sample in family.samples
-            if sample.labels.get("method") == method
+            s.value
+            for f in families
+            for s in f.samples
+            if s.name == sample and all(s.labels.get(k) == v for k, v in labels.items())
         )
 
 
@@ -67,7 +68,7 @@ def test_sigterm_lets_in_flight_calls_finish_and_refuses_new_ones(serve_process,
     with pause_gateways():  # the batch cannot finish until they resume: it is in flight for sure
         worker.start()
         deadline = time.monotonic() + 120
-        while in_flight(metrics_port, "IndexBatch") < 1:
+        while metric(metrics_port, "simhash_rpc_in_flight", method="IndexBatch") < 1:
             assert time.monotonic() < deadline, "the IndexBatch never reached its handler"
             time.sleep(0.05)
         proc.send_signal(signal.SIGTERM)
@@ -104,13 +105,8 @@ def test_a_taken_address_is_a_clear_error_without_a_traceback(index, hbase) -> N
     assert "Traceback" not in done.stderr
 
 
-def metric_count(metrics_port: int, name: str) -> float:
-    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=30) as answer:
-        families = text_string_to_metric_families(answer.read().decode())
-        return sum(s.value for f in families for s in f.samples if s.name == f"{name}_count")
-
-
-def test_the_warm_up_queries_are_asked_before_the_port_opens(index, spawn_server) -> None:
+def test_the_warm_up_queries_are_asked_before_the_port_opens(index, spawn_server, ids) -> None:
+    index.index_many([(f"{ids}{n}", random.getrandbits(64)) for n in range(5)])  # a hit's path to warm up
     metrics_port = Ports.free().thrift2
     proc, target = spawn_server(
         index.config.table_prefix,
@@ -125,10 +121,12 @@ def test_the_warm_up_queries_are_asked_before_the_port_opens(index, spawn_server
         text=True,
     )
     # SERVING now, and no caller has asked anything: every query the process counted was its own warm-up.
-    assert metric_count(metrics_port, "simhash_query_candidates") == 40
+    assert metric(metrics_port, "simhash_query_candidates_count") == 40
+    # half of them 0-3 bits from a stored fingerprint, which each query's scans therefore find
+    assert metric(metrics_port, "simhash_query_candidates_sum") >= 20
     with SimHashClient(target) as client:
         client.query(simhash=12345)
-    assert metric_count(metrics_port, "simhash_query_candidates") == 41
+    assert metric(metrics_port, "simhash_query_candidates_count") == 41
     proc.terminate()
     output, _ = proc.communicate(timeout=60)
-    assert "warmed up: 40 random queries in " in output
+    assert "warmed up: 40 queries (20 near stored fingerprints) in " in output

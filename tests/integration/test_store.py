@@ -153,3 +153,15 @@ def test_a_drawer_holding_more_rows_than_one_scan_page_is_read_whole(index, base
     assert shared <= found
     mine = set(drawer_prefixes(base))
     assert all(mine & set(drawer_prefixes(fp)) for fp in found)  # and nothing that shares no drawer
+
+
+def test_sampled_fingerprints_are_stored_ones_and_wrap_round_to_the_first(make_index, ids) -> None:
+    store = make_index()
+    assert store.sample_fingerprints(10, seed=1) == []
+    stored = {random.getrandbits(64) for _ in range(30)}
+    store.index_many([(f"{ids}{n}", fp) for n, fp in enumerate(stored)])
+    for seed in range(5):
+        some = store.sample_fingerprints(10, seed=seed)
+        assert len(some) == len(set(some)) == 10 and set(some) <= stored
+    # more than are stored: every one once, whichever key the sample began at
+    assert sorted(store.sample_fingerprints(100, seed=7)) == sorted(stored)

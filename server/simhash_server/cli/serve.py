@@ -43,8 +43,8 @@ from simhash_server.index.config import StoreConfig
     default=2000,
     show_default=True,
     envvar="SIMHASH_WARMUP_QUERIES",
-    help="Random queries asked before the port opens, so that the first callers do not pay for a freshly "
-    "started HBase's compiling and caching (at most --warmup-seconds); 0: none.",
+    help="Queries asked before the port opens (half random, half near stored fingerprints), so that the first "
+    "callers do not pay for a freshly started HBase's compiling and caching (at most --warmup-seconds); 0: none.",
 )
 @click.option(
     "--warmup-seconds",

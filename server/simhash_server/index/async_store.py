@@ -89,6 +89,9 @@ class AsyncIndexStore:
     async def get(self, doc_id: str, deadline: float | None = None) -> int | None:
         return await self._blocking(self.store.get, doc_id, deadline)
 
+    async def sample_fingerprints(self, count: int, deadline: float | None = None) -> list[int]:
+        return await self._blocking(functools.partial(self.store.sample_fingerprints, count, deadline=deadline))
+
     async def count_documents(self, deadline: float | None = None) -> int:
         return await self._blocking(self.store.count_documents, deadline)
 

@@ -25,7 +25,7 @@ from simhash_server.index.keys import KEY_LENGTH, PREFIX_LENGTH, drawer_prefixes
 from simhash_server.index.pool import TRANSPORT_ERRORS, ConnectionPool
 from simhash_server.metrics import HBASE_CALL_SECONDS
 
-__all__ = ["DrawerScans", "count_rows"]
+__all__ = ["DrawerScans", "count_rows", "row_keys"]
 
 log = logging.getLogger(__name__)
 
@@ -50,9 +50,20 @@ def _paged(pool: ConnectionPool[Any], table: bytes, deadline: float | None, **sc
         start = results[-1].row + b"\x00"
 
 
+_KEYS_ONLY = b"FirstKeyOnlyFilter() AND KeyOnlyFilter()"
+
+
 def count_rows(pool: ConnectionPool[Any], table: bytes, deadline: float | None) -> int:
     """Rows of a table, by a keys-only scan: O(rows), so callers cache it."""
-    return len(_paged(pool, table, deadline, filterString=b"FirstKeyOnlyFilter() AND KeyOnlyFilter()"))
+    return len(_paged(pool, table, deadline, filterString=_KEYS_ONLY))
+
+
+def row_keys(
+    pool: ConnectionPool[Any], table: bytes, start: bytes, stop: bytes, count: int, deadline: float | None
+) -> list[bytes]:
+    """The keys of at most ``count`` (<= 10,000) rows in [start, stop) (``stop`` b"": to the end): one call."""
+    scan = hbase2().TScan(startRow=start, stopRow=stop, caching=count, limit=count, filterString=_KEYS_ONLY)
+    return [r.row for r in pool.run(lambda c: c.getScannerResults(table, scan, count), deadline=deadline)]
 
 
 def _drawer_scan(prefixes: list[bytes]) -> dict[str, Any]:

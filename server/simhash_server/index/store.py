@@ -16,6 +16,7 @@ rows whose fingerprint has no documents left are orphans that queries skip, unti
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -62,7 +63,7 @@ from simhash_server.index.model import (
     verified,
 )
 from simhash_server.index.pool import ConnectionPool, close_quietly
-from simhash_server.index.scans import DrawerScans, count_rows
+from simhash_server.index.scans import DrawerScans, count_rows, row_keys
 from simhash_server.index.writes import FP_COLUMN, Step, delete_steps, index_steps
 from simhash_server.metrics import BATCH_CALLS, CANDIDATES
 
@@ -258,6 +259,15 @@ class IndexStore:
     def count_documents(self, deadline: float | None = None) -> int:
         """Rows of the docs table, by a keys-only scan: O(documents), so callers cache it."""
         return count_rows(self.thrift2, self._names["docs"], deadline)
+
+    def sample_fingerprints(self, count: int, seed: int | None = None, deadline: float | None = None) -> list[int]:
+        """Up to ``count`` (<= 10,000) stored fingerprints, in key order from a random one on, wrapping round
+        to the first: fp2docs row keys, read by at most two keys-only scans."""
+        start = fingerprint_row(random.Random(seed).getrandbits(64))
+        rows = row_keys(self.thrift2, self._names["fp2docs"], start, b"", count, deadline)
+        if len(rows) < count:
+            rows += row_keys(self.thrift2, self._names["fp2docs"], b"", start, count - len(rows), deadline)
+        return [fingerprint_of_row(row) for row in rows]
 
     def candidates(self, fp: int, deadline: float | None = None) -> set[int]:
         """Every stored fingerprint sharing a drawer with ``fp``."""

@@ -26,6 +26,7 @@ from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
 from simhash_server.fingerprint import fingerprint
 from simhash_server.index.async_store import AsyncIndexStore
+from simhash_server.index.model import MAX_DISTANCE
 from simhash_server.index.store import IndexStore, StoreConfig
 from simhash_server.rpc.interceptors import Drain, MetricsInterceptor
 from simhash_server.rpc.limits import Limits
@@ -35,6 +36,17 @@ from simhash_server.rpc.service import SimHashIndexService
 __all__ = ["ServerConfig", "SimHashServer"]
 
 log = logging.getLogger(__name__)
+
+_WARMUP_STORED = 1000  # stored fingerprints the warm-up reads; its near queries cycle through them
+
+
+def _flip_bits(fp: int, bits: int, rng: random.Random) -> int:
+    """``fp`` with ``bits`` distinct random bits flipped."""
+    for bit in rng.sample(range(64), bits):
+        fp ^= 1 << bit
+    return fp
+
+
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["SimHashIndex"].full_name
 
 
@@ -150,23 +162,31 @@ class SimHashServer:
                 was_up = up
 
     async def _warm_up(self) -> None:
-        """Ask random queries before serving.  A region server and Thrift gateway fresh from a restart compile
-        their read path and fill their block cache during their first few thousand queries, which answer
-        several times slower meanwhile: without this, the first callers pay for it.  Best effort: a failure
-        is logged and serving starts."""
+        """Ask queries before serving.  A region server and Thrift gateway fresh from a restart, or from a burst
+        of writes, compile their read path and fill their block cache during their first few thousand queries,
+        which answer several times slower meanwhile: without this, the first callers pay for it.  Half the
+        queries are random (a miss: drawer scans only), half a few bits from stored fingerprints (a hit: the
+        fp2docs read too, another path to compile).  Best effort: a failure is logged and serving starts."""
         wanted, budget = self.config.warmup_queries, self.config.warmup_seconds
         if wanted < 1:
             return
         rng = random.Random()
         began = time.monotonic()
-        asked = 0
+        deadline = began + budget
+        asked = near = 0
         try:
-            while asked < wanted and time.monotonic() - began < budget:
-                await self.index.query(rng.getrandbits(64), deadline=began + budget)
+            stored = await self.index.sample_fingerprints(min(wanted // 2, _WARMUP_STORED), deadline=deadline)
+            while asked < wanted and time.monotonic() < deadline:
+                if asked % 2 and stored:
+                    fp = _flip_bits(stored[near % len(stored)], rng.randint(0, MAX_DISTANCE), rng)
+                    near += 1
+                else:
+                    fp = rng.getrandbits(64)
+                await self.index.query(fp, deadline=deadline)
                 asked += 1
         except Exception as exc:  # noqa: BLE001 - warming is optional; serving is not
             log.warning("warm-up stopped after %d queries: %r", asked, exc)
-        log.info("warmed up: %d random queries in %.1f s", asked, time.monotonic() - began)
+        log.info("warmed up: %d queries (%d near stored fingerprints) in %.1f s", asked, near, time.monotonic() - began)
 
     # -- lifecycle, on the event loop -------------------------------------------------------------------
     async def _start(self) -> None:
