@@ -166,8 +166,10 @@ def probes(count: int, seed: int, stored: list[int] | None = None) -> list[int]:
 
 
 @contextlib.contextmanager
-def serving(local: LocalHBase, prefix: str, *options: str) -> Iterator[SimHashClient]:
-    """A `simhash-index serve` process (metrics off) on index ``prefix`` of ``local``: its client, once SERVING."""
+def serving(local: LocalHBase, prefix: str, *options: str, checkout: Path | None = None) -> Iterator[SimHashClient]:
+    """A `simhash-index serve` process (metrics off) on index ``prefix`` of ``local``: its client, once SERVING.
+
+    ``checkout``: run another checkout's code (say a `git worktree` of an earlier commit) instead of this one."""
     port = Ports.free().thrift
     env = {
         **os.environ,
@@ -175,6 +177,8 @@ def serving(local: LocalHBase, prefix: str, *options: str) -> Iterator[SimHashCl
         "SIMHASH_HBASE_THRIFT2_PORT": str(local.ports.thrift2),
         "SIMHASH_TABLE_PREFIX": prefix,
     }
+    if checkout is not None:  # its packages ahead of this checkout's editable install
+        env["PYTHONPATH"] = os.pathsep.join(str(checkout / d) for d in ("server", "client", "hbase_schema", "deploy"))
     command = [CLI, "serve", "--address", f"127.0.0.1:{port}", "--metrics-address", "", *options]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

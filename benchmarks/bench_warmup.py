@@ -1,13 +1,14 @@
-"""The first queries after a restart: `serve --warmup-queries N` against none, in alternating rounds.
+"""The first queries after a restart: `serve --warmup-queries N` against none, in rotating rounds.
 
 Needs the 10^6 index `bench_live.py --keep` leaves under var/live/ZGC.  Each way restarts that HBase (cold
 JVMs: nothing compiled, empty block cache), starts `serve` on it with ``--warmup-queries 0`` or ``N``
 (default 2000; the port opens once they are asked), and as soon as it is SERVING asks the same probes (half
 stored fingerprints 0-3 bits away, half random) through the Python client: the latency first callers see,
-by slices of the probes.  Rounds alternate which way goes first.  Not side by side at once: on 2 cores the
-cold JVMs of one way would slow the other.
+by slices of the probes.  ``--baseline DIR`` adds a third way: ``N`` warm-up queries by the serve of another
+checkout (a `git worktree` of an earlier commit), to measure a change to the warm-up itself.  Rounds rotate
+which way goes first.  Not side by side at once: on 2 cores the cold JVMs of one way would slow the other.
 
-    .venv/bin/python benchmarks/bench_live.py --keep && .venv/bin/python benchmarks/bench_warmup.py
+    .venv/bin/python benchmarks/bench_live.py --gcs ZGC --keep && .venv/bin/python benchmarks/bench_warmup.py
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import argparse
 import json
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 from bench_live import PREFIX, ROOT, WORK
@@ -36,13 +38,13 @@ def stored_fingerprints() -> list[int]:
     return [int(fp) for fp in np.random.default_rng(1).integers(0, 2**64, size=documents, dtype=np.uint64)[:100_000]]
 
 
-def first_queries(local: LocalHBase, warmup: int, asked: list[int]) -> dict[str, object]:
+def first_queries(local: LocalHBase, warmup: int, asked: list[int], checkout: Path | None) -> dict[str, object]:
     """Restart ``local`` (cold JVMs), serve it with ``warmup`` warm-up queries, time the probes once SERVING."""
     local.stop()
     local.start()
     timings = []
     began = time.monotonic()
-    with serving(local, PREFIX, "--warmup-queries", str(warmup)) as client:
+    with serving(local, PREFIX, "--warmup-queries", str(warmup), checkout=checkout) as client:
         ready = time.monotonic() - began
         for fp in asked:
             began = time.perf_counter()
@@ -62,6 +64,7 @@ def main() -> None:
     parser.add_argument("--warmup-queries", type=int, default=2000)
     parser.add_argument("--queries", type=int, default=1000, help="probes after SERVING (at least 4)")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--baseline", type=Path, help="another checkout whose serve warms up too, for comparison")
     args = parser.parse_args()
     if args.queries < 4:
         parser.error(f"--queries must be at least 4 (a quarter of them is the first slice), got {args.queries}")
@@ -71,24 +74,28 @@ def main() -> None:
     asked = probes(args.queries, seed=3, stored=stored_fingerprints())
     results: list[dict[str, object]] = []
     try:
+        ways: list[tuple[str, int, Path | None]] = [("this", 0, None), ("this", args.warmup_queries, None)]
+        if args.baseline is not None:
+            ways.append(("baseline", args.warmup_queries, args.baseline.resolve()))
         for round_ in range(args.rounds):
-            ways = (0, args.warmup_queries) if round_ % 2 == 0 else (args.warmup_queries, 0)
-            for warmup in ways:
-                results.append({"round": round_ + 1, "warmup": warmup} | first_queries(local, warmup, asked))
+            shift = round_ % len(ways)
+            for code, warmup, checkout in ways[shift:] + ways[:shift]:
+                timed = first_queries(local, warmup, asked, checkout)
+                results.append({"round": round_ + 1, "serve": code, "warmup": warmup} | timed)
                 print(json.dumps(results[-1]), flush=True)
     finally:
         local.stop()
     (ROOT / "var" / "warmup-results.json").write_text(json.dumps(results, indent=1))
     print(f"\n{os.cpu_count()} cores; one HBase (ZGC, 2 GiB heap) restarted before each serve")
     heads = " | ".join(f"probes {lo + 1}-{hi} p50 / p99 ms" for lo, hi in slices(args.queries))
-    print(f"| round | warm-up queries | SERVING after s | {heads} |")
-    print("|---|---|---|" + "---|" * 3)
+    print(f"| round | serve | warm-up queries | SERVING after s | {heads} |")
+    print("|---|---|---|---|" + "---|" * 3)
     for r in results:
         cells = " | ".join(
             f"{r[f'{lo + 1}-{hi}']['p50_ms']:.2f} / {r[f'{lo + 1}-{hi}']['p99_ms']:.2f}"
             for lo, hi in slices(args.queries)  # type: ignore[index]
         )
-        print(f"| {r['round']} | {r['warmup']} | {r['serving_after_s']:.1f} | {cells} |")
+        print(f"| {r['round']} | {r['serve']} | {r['warmup']} | {r['serving_after_s']:.1f} | {cells} |")
 
 
 if __name__ == "__main__":
