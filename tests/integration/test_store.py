@@ -165,3 +165,4 @@ def test_sampled_fingerprints_are_stored_ones_and_wrap_round_to_the_first(make_i
         assert len(some) == len(set(some)) == 10 and set(some) <= stored
     # more than are stored: every one once, whichever key the sample began at
     assert sorted(store.sample_fingerprints(100, seed=7)) == sorted(stored)
+    assert store.sample_fingerprints(0) == []
