@@ -200,14 +200,14 @@ bench-scale: install jars
 	$(BIN)/pip install -q -e '.[server,test,eval]'
 	$(BIN)/python benchmarks/bench_scale.py $(BENCH_ARGS)
 
-# A live 10^6 index (written through Index, never compacted by hand) as make run's HBase serves it, one HBase
-# per garbage collector side by side: latency just after the writes, while writing, and compacted.
+# A live 10^6 index (written through Index, never compacted by hand) as make run's HBase serves it, a fresh
+# HBase per garbage collector, one at a time: latency just after the writes, while writing, and compacted.
 bench-live: install jars
 	$(BIN)/python benchmarks/bench_live.py $(BENCH_ARGS)
 
-# The first queries after a restart, serve --warmup-queries against none (needs bench-live's BENCH_ARGS=--keep).
+# The first queries after a restart, serve --warmup-queries against none (needs bench-live's BENCH_ARGS="--gcs G1 --keep").
 bench-warmup: install jars
-	$(BIN)/python benchmarks/bench_warmup.py
+	$(BIN)/python benchmarks/bench_warmup.py $(BENCH_ARGS)
 
 # bench-scale's 10^8 index read with the drawer table in the block cache or in the page cache, by heap size.
 bench-cache: install jars
