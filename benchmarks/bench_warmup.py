@@ -1,14 +1,15 @@
 """The first queries after a restart: `serve --warmup-queries N` against none, in rotating rounds.
 
-Needs the 10^6 index `bench_live.py --keep` leaves under var/live/ZGC.  Each way restarts that HBase (cold
-JVMs: nothing compiled, empty block cache), starts `serve` on it with ``--warmup-queries 0`` or ``N``
-(default 2000; the port opens once they are asked), and as soon as it is SERVING asks the same probes (half
-stored fingerprints 0-3 bits away, half random) through the Python client: the latency first callers see,
-by slices of the probes.  ``--baseline DIR`` adds a third way: ``N`` warm-up queries by the serve of another
-checkout (a `git worktree` of an earlier commit), to measure a change to the warm-up itself.  Rounds rotate
-which way goes first.  Not side by side at once: on 2 cores the cold JVMs of one way would slow the other.
+Needs the 10^6 index `bench_live.py --keep` leaves under var/live/GC (``--gc``, default G1, the launcher's).
+Each way restarts that HBase (cold JVMs: nothing compiled, empty block cache), starts `serve` on it with
+``--warmup-queries 0`` or ``N`` (default 2000; the port opens once they are asked), and as soon as it is
+SERVING asks the same probes (half stored fingerprints 0-3 bits away, half random) through the Python client:
+the latency first callers see, by slices of the probes.  ``--baseline DIR`` adds a third way: ``N`` warm-up
+queries by the serve of another checkout (a `git worktree` of an earlier commit), to measure a change to the
+warm-up itself.  Rounds rotate which way goes first.  Not side by side at once: on 2 cores the cold JVMs of
+one way would slow the other.
 
-    .venv/bin/python benchmarks/bench_live.py --gcs ZGC --keep && .venv/bin/python benchmarks/bench_warmup.py
+    .venv/bin/python benchmarks/bench_live.py --gcs G1 --keep && .venv/bin/python benchmarks/bench_warmup.py
 """
 
 from __future__ import annotations
@@ -65,12 +66,15 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1000, help="probes after SERVING (at least 4)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--baseline", type=Path, help="another checkout whose serve warms up too, for comparison")
+    parser.add_argument("--gc", default="G1", help="the collector of the bench-live index to restart (var/live/GC)")
     args = parser.parse_args()
     if args.queries < 4:
         parser.error(f"--queries must be at least 4 (a quarter of them is the first slice), got {args.queries}")
-    if not (WORK / "ZGC" / "data").is_dir():
-        raise SystemExit(f"needs the index under {WORK / 'ZGC'}: run `benchmarks/bench_live.py --keep` first")
-    local = LocalHBase(var_dir=WORK / "ZGC", ports=Ports.free(), master_heap_mb=2048)
+    if not (WORK / args.gc / "data").is_dir():
+        raise SystemExit(
+            f"needs the index under {WORK / args.gc}: run `benchmarks/bench_live.py --gcs {args.gc} --keep`"
+        )
+    local = LocalHBase(var_dir=WORK / args.gc, ports=Ports.free(), master_heap_mb=2048, gc=args.gc)
     asked = probes(args.queries, seed=3, stored=stored_fingerprints())
     results: list[dict[str, object]] = []
     try:
@@ -86,7 +90,7 @@ def main() -> None:
     finally:
         local.stop()
     (ROOT / "var" / "warmup-results.json").write_text(json.dumps(results, indent=1))
-    print(f"\n{os.cpu_count()} cores; one HBase (ZGC, 2 GiB heap) restarted before each serve")
+    print(f"\n{os.cpu_count()} cores; one HBase ({args.gc}, 2 GiB heap) restarted before each serve")
     heads = " | ".join(f"probes {lo + 1}-{hi} p50 / p99 ms" for lo, hi in slices(args.queries))
     print(f"| round | serve | warm-up queries | SERVING after s | {heads} |")
     print("|---|---|---|---|" + "---|" * 3)

@@ -167,9 +167,10 @@ def _alive(pid: int, marker: str) -> bool:
     return bool(status) and status[0] != "Z" and f"\0{marker}\0".encode() in b"\0" + cmdline
 
 
-# The JVMs' garbage collector.  ZGC by default: a live index's region server (memstores, flushes,
-# compactions) paused up to 186 ms under G1 and at most 2.8 ms under ZGC, and wrote no slower
-# (docs/benchmarks.md, live).  G1 is the JDK's own default.
+# The JVMs' garbage collector.  G1 by default (the JDK's own): with a live index, JDK 17's ZGC paused the
+# region server for at most 1 ms against G1's 90, but, not generational, it marks every memstore cell in
+# every cycle, taking 23-61% of a core against G1's 1-4%; on a small machine that made queries slower
+# (p99 1.5-2.2x; docs/benchmarks.md, live).
 GARBAGE_COLLECTORS = {"G1": "-XX:+UseG1GC", "ZGC": "-XX:+UseZGC", "Shenandoah": "-XX:+UseShenandoahGC"}
 
 
@@ -185,7 +186,7 @@ class LocalHBase:
         thrift_heap_mb: int = 512,
         thrift_idle_timeout_ms: int = 60_000,
         thrift_bind: str = "127.0.0.1",
-        gc: str = "ZGC",
+        gc: str = "G1",
     ) -> None:
         if gc not in GARBAGE_COLLECTORS:
             raise ValueError(f"unknown garbage collector {gc!r}; choose one of {', '.join(GARBAGE_COLLECTORS)}")

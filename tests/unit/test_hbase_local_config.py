@@ -50,14 +50,14 @@ def test_gateways_bind_loopback_on_their_ports(tmp_path: Path) -> None:
 
 
 def test_every_jvm_runs_the_chosen_collector_and_logs_its_pauses(tmp_path: Path) -> None:
-    local = LocalHBase(home=ROOT, var_dir=tmp_path, ports=Ports(12181, 19090, 19091), gc="G1")
+    local = LocalHBase(home=ROOT, var_dir=tmp_path, ports=Ports(12181, 19090, 19091), gc="ZGC")
     for proc in local.processes():
         cmd = local.java_command(proc)
-        assert "-XX:+UseG1GC" in cmd and "-XX:+UseZGC" not in cmd
+        assert "-XX:+UseZGC" in cmd and "-XX:+UseG1GC" not in cmd
         [log] = [arg for arg in cmd if arg.startswith("-Xlog:")]
         assert log.startswith(f"-Xlog:gc,safepoint:file={local.gc_log(proc.name)}:")
     default = _local(tmp_path).java_command(local.processes()[0])
-    assert "-XX:+UseZGC" in default and "-XX:+UseG1GC" not in default
+    assert "-XX:+UseG1GC" in default and "-XX:+UseZGC" not in default
 
 
 def test_an_unknown_collector_is_refused_by_name(tmp_path: Path) -> None:

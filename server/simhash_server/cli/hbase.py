@@ -72,7 +72,7 @@ def hbase_options(command: Callable[..., None]) -> Callable[..., None]:
         click.option(
             "--gc",
             type=click.Choice(list(GARBAGE_COLLECTORS)),
-            default="ZGC",
+            default="G1",
             show_default=True,
             envvar="SIMHASH_HBASE_GC",
             help="The JVMs' garbage collector (pauses are logged to logs/NAME-gc.log).",
