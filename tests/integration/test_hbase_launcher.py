@@ -37,7 +37,7 @@ def test_every_jvm_runs_the_default_collector_and_logs_it(hbase) -> None:
     local = _require_local(hbase)
     for name in ("master", "thrift", "thrift2"):
         # Written as the JVM starts; pauses follow in the same file (their format: tests/unit, bench-live).
-        assert "Using The Z Garbage Collector" in local.gc_log(name).read_text(), name
+        assert "] Using G1\n" in local.gc_log(name).read_text(), name
 
 
 def test_second_instance_starts_and_stop_leaves_no_java_process(hbase, tmp_path) -> None:
