@@ -39,6 +39,7 @@ from simhash_server.index.keys import (
     fingerprint_row,
     split_key,
 )
+from simhash_server.index.scans import row_keys
 from simhash_server.index.store import IndexStore
 
 __all__ = ["GRACE_SECONDS", "PASSES", "GcReport", "OrphanEstimate", "collect", "estimate_orphans", "last_report"]
@@ -327,13 +328,11 @@ def estimate_orphans(
     """Orphan drawer rows: counted exactly in a table of up to ``samples`` x ``rows`` rows, else estimated from
     ``samples`` short scans at random keys (drawer keys are uniform: rows found / key space covered estimates
     the table's rows; the share of them without documents, its orphans)."""
-    t, rng = hbase2(), random.Random(seed)
+    rng = random.Random(seed)
     name = store.tables.drawers.name.encode()
 
     def keys(start: bytes, limit: int) -> list[bytes]:
-        scan = t.TScan(startRow=start, caching=limit, limit=limit, filterString=b"KeyOnlyFilter()")
-        page = store.thrift2.run(lambda c: c.getScannerResults(name, scan, limit), deadline=deadline)
-        return [r.row for r in page if len(r.row) == KEY_LENGTH]
+        return [row for row in row_keys(store.thrift2, name, start, b"", limit, deadline) if len(row) == KEY_LENGTH]
 
     whole = keys(b"", samples * rows + 1)
     if len(whole) <= samples * rows:  # a small table: all of it

@@ -61,7 +61,7 @@ def count_rows(pool: ConnectionPool[Any], table: bytes, deadline: float | None) 
 def row_keys(
     pool: ConnectionPool[Any], table: bytes, start: bytes, stop: bytes, count: int, deadline: float | None
 ) -> list[bytes]:
-    """The keys of at most ``count`` (<= 10,000) rows in [start, stop) (``stop`` b"": to the end): one call."""
+    """The keys of at most ``count`` rows in [start, stop) (``stop`` b"": to the end), by one call."""
     scan = hbase2().TScan(startRow=start, stopRow=stop, caching=count, limit=count, filterString=_KEYS_ONLY)
     return [r.row for r in pool.run(lambda c: c.getScannerResults(table, scan, count), deadline=deadline)]
 

@@ -261,7 +261,7 @@ class IndexStore:
         return count_rows(self.thrift2, self._names["docs"], deadline)
 
     def sample_fingerprints(self, count: int, seed: int | None = None, deadline: float | None = None) -> list[int]:
-        """Up to ``count`` (<= 10,000) stored fingerprints, in key order from a random one on, wrapping round
+        """Up to ``count`` stored fingerprints, in key order from a random one on, wrapping round
         to the first: fp2docs row keys, read by at most two keys-only scans."""
         if count < 1:
             return []  # a scan's limit of 0 would mean no limit
