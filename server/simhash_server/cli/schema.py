@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from simhash_server.cli.options import store_config, store_options, version_option
+from simhash_server.fingerprint.versions import FINGERPRINT_VERSION, short_name
 
 
 @click.group()
@@ -35,7 +36,7 @@ def schema() -> None:
 )
 @version_option(
     "The fingerprint recipe a new index is created with (v1 for the recipe of simhash-index 0.1).  An existing "
-    "index keeps its own; naming another one is refused.  [default: the newest, v2]"
+    f"index keeps its own; naming another one is refused.  [default: the newest, {short_name(FINGERPRINT_VERSION)}]"
 )
 def apply(regions: int, compression: str, fingerprint_version: str | None, **opts: Any) -> None:
     """Create missing tables and the meta record; report settings of existing tables that differ."""

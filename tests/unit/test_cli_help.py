@@ -1,0 +1,16 @@
+"""What the command line's help promises about defaults matches the code's defaults."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from simhash_server.cli import main
+from simhash_server.fingerprint.versions import FINGERPRINT_VERSION, NAMES, short_name
+
+
+def test_schema_apply_names_the_version_a_new_index_gets() -> None:
+    result = CliRunner().invoke(main, ["schema", "apply", "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    help_text = " ".join(result.output.split())
+    assert f"[default: the newest, {short_name(FINGERPRINT_VERSION)}]" in help_text
+    assert short_name(FINGERPRINT_VERSION) == max(NAMES, key=lambda name: int(name[1:]))  # "the newest" holds
