@@ -10,7 +10,7 @@ HFILE_JOB := deploy/hfile-job/target/simhash-hfile-job.jar
 PYTEST_ARGS ?=
 
 .PHONY: run stop test test-containers test-cluster cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
-	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-live bench-warmup bench-cache bench-scans bench-clusters bench-verify golden proto proto-check tools
+	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-live bench-regions bench-warmup bench-cache bench-scans bench-clusters bench-verify golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
 run: install jars
@@ -204,6 +204,10 @@ bench-scale: install jars
 # HBase per garbage collector, one at a time: latency just after the writes, while writing, and compacted.
 bench-live: install jars
 	$(BIN)/python benchmarks/bench_live.py $(BENCH_ARGS)
+
+# Drawer regions on one region server: indexes of 16 and 2 regions written and queried side by side.
+bench-regions: install jars
+	$(BIN)/python benchmarks/bench_regions.py $(BENCH_ARGS)
 
 # The first queries after a restart, serve --warmup-queries against none (needs bench-live's BENCH_ARGS="--gcs G1 --keep").
 bench-warmup: install jars

@@ -1,8 +1,9 @@
-"""Query latency of a live index: written through the Index path, never compacted by hand, one collector at a time.
+"""Query latency of a live index: written through the Index path, never compacted by hand, one HBase at a time.
 
 The issue's new user: `make run` (HBase heap 2 GiB), documents written through Index, then queries through
-the Python client while HBase flushes and compacts as it will.  For each garbage collector in ``--gcs`` in
-turn (repeat one to alternate, say ``G1,ZGC,ZGC,G1``), a fresh HBase alone on the machine gets the same N
+the Python client while HBase flushes and compacts as it will.  For each entry of ``--gcs`` in turn, a
+garbage collector and optionally the drawer table's regions (``G1:2``; the schema's default otherwise;
+repeat entries to alternate, say ``G1,ZGC,ZGC,G1``), a fresh HBase alone on the machine gets the same N
 documents (random fingerprints) through ``IndexStore.index_many``; then the same probes (half stored
 fingerprints 0-3 bits away, half random) are asked in process (store) and through the Python client of a
 ``serve`` process, every probe both ways in turn, in states:
@@ -10,14 +11,16 @@ fingerprints 0-3 bits away, half random) are asked in process (store) and throug
 2. ``writing``: while a writer keeps indexing ``--write-rate`` documents per second;
 3. ``compacted``: after a major compaction (the state the published figures were measured in).
 Per state also: store files per drawer region, the region server JVM's pauses (its safepoint log: every
-stop-the-world pause, whatever the collector) in milliseconds per second and the longest, and the CPU its
-threads took meanwhile, split into the collector's, the JIT compiler's and the rest.  One HBase at a time:
+stop-the-world pause, whatever the collector) in milliseconds per second and the longest, the CPU its
+threads took meanwhile, split into the collector's, the JIT compiler's and the rest, and the CPU per query
+of serve, the Thrift2 gateway and the region server.  One HBase at a time:
 two at once share the cores, so one collector's concurrent threads would slow the other's queries as well.
-var/live/GC is removed before and after (``--keep`` keeps each collector's last); results go to
-var/live-results.json.
+var/live/GC (var/live/GC-Rr for R regions) is removed before and after (``--keep`` keeps each entry's last);
+results go to var/live-results.json.
 
     .venv/bin/python benchmarks/bench_live.py                  # or: make bench-live
     .venv/bin/python benchmarks/bench_live.py --documents 2e5  # a quick look
+    .venv/bin/python benchmarks/bench_live.py --gcs G1,G1:2,G1:2,G1  # 16 drawer regions against 2
 """
 
 from __future__ import annotations
@@ -35,12 +38,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-from bench_bulkload import CLK_TCK
+from bench_bulkload import CLK_TCK, cpu_seconds
 from bench_query import percentile
 from bench_scale import probes, serving
 
 from simhash_deploy import LocalHBase, Ports
 from simhash_schema import apply_schema, connect, index_tables
+from simhash_schema.tables import IndexTables
 from simhash_server.index.model import Document
 from simhash_server.index.store import IndexStore, StoreConfig
 
@@ -67,13 +71,39 @@ def thread_cpu(pid: int) -> dict[str, float]:
     return out
 
 
-class Live:
-    """One HBase (``make run``'s settings, collector ``gc``) holding one index."""
+def variant(entry: str) -> tuple[str, int | None]:
+    """``GC`` or ``GC:REGIONS`` (an entry of --gcs): the collector and the drawer regions (None: the default)."""
+    gc, _, regions = entry.partition(":")
+    if regions and not regions.isdigit():
+        raise SystemExit(f"--gcs: {entry!r}: the drawer regions after ':' must be a number")
+    return gc, int(regions) if regions else None
 
-    def __init__(self, args: argparse.Namespace, gc: str) -> None:
+
+def tables_of(regions: int | None) -> IndexTables:
+    return index_tables(PREFIX) if regions is None else index_tables(PREFIX, drawer_regions=regions)
+
+
+def work_dir(gc: str, regions: int | None) -> Path:
+    """var/live/GC for the schema's default regions (what bench_warmup restarts), var/live/GC-Rr otherwise."""
+    return WORK / (gc if regions is None else f"{gc}-{regions}r")
+
+
+def serve_pid() -> int:
+    """The pid of the `serve` process this benchmark started (its only child running serve)."""
+    for tid in Path("/proc/self/task").iterdir():
+        for child in (tid / "children").read_text().split():
+            if b"serve" in Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0"):
+                return int(child)
+    raise RuntimeError("no serve process among this process's children")
+
+
+class Live:
+    """One HBase (``make run``'s settings, collector ``gc``) holding one index (``regions`` drawer regions)."""
+
+    def __init__(self, args: argparse.Namespace, gc: str, regions: int | None) -> None:
         self.args, self.gc = args, gc
-        self.local = LocalHBase(var_dir=WORK / gc, ports=Ports.free(), master_heap_mb=args.heap_mb, gc=gc)
-        self.tables = index_tables(PREFIX)
+        self.local = LocalHBase(var_dir=work_dir(gc, regions), ports=Ports.free(), master_heap_mb=args.heap_mb, gc=gc)
+        self.tables = tables_of(regions)
         self.stored: list[int] = []
 
     def config(self) -> StoreConfig:
@@ -128,15 +158,23 @@ class Live:
         return statistics.mean(counts) if counts else 0.0
 
     @contextlib.contextmanager
-    def watched(self) -> Iterator[dict[str, float]]:
-        """The region server's pauses and its threads' CPU (% of a core, by kind) while the block runs."""
-        pid = self.local.status()["master"]["pid"]
-        assert isinstance(pid, int)
+    def watched(self, queries: int) -> Iterator[dict[str, float]]:
+        """The region server's pauses and its threads' CPU (% of a core, by kind) while the block runs, and
+        the CPU µs per query of serve (``queries`` through it) and of the gateway and the region server
+        (``queries`` both ways: in process and through serve)."""
+        status = self.local.status()
+        pid, gateway = status["master"]["pid"], status["thrift2"]["pid"]
+        assert isinstance(pid, int) and isinstance(gateway, int)
+        processes = {"serve": serve_pid(), "thrift2": gateway, "hbase": pid}
         log = self.local.gc_log("master")
         since, cpu, began = log.stat().st_size, thread_cpu(pid), time.monotonic()
+        before = {name: cpu_seconds(p) for name, p in processes.items()}
         out: dict[str, float] = {}
         yield out
         seconds = time.monotonic() - began
+        for name, p in processes.items():
+            per = queries if name == "serve" else 2 * queries
+            out[f"{name} us per query"] = 1e6 * (cpu_seconds(p) - before[name]) / per
         out.update({f"{kind} cpu %": 100 * (s - cpu[kind]) / seconds for kind, s in thread_cpu(pid).items()})
         with open(log, "rb") as f:
             f.seek(since)
@@ -166,7 +204,7 @@ def measure(live: Live, asked: list[int], warmup: list[int]) -> dict[str, object
         for fp in warmup:
             for call in calls.values():
                 call(fp)
-        with live.watched() as jvm:
+        with live.watched(len(asked)) as jvm:
             for i, fp in enumerate(asked):
                 for way in WAYS[i % 2 :] + WAYS[: i % 2]:
                     began = time.perf_counter()
@@ -176,12 +214,13 @@ def measure(live: Live, asked: list[int], warmup: list[int]) -> dict[str, object
     return latency | {"jvm": jvm}
 
 
-def run(args: argparse.Namespace, gc: str) -> dict[str, object]:
-    """One collector's HBase, alone: the documents written, then the three states."""
-    shutil.rmtree(WORK / gc, ignore_errors=True)
-    live = Live(args, gc)
+def run(args: argparse.Namespace, entry: str) -> dict[str, object]:
+    """One entry's HBase, alone: the documents written, then the three states."""
+    gc, regions = variant(entry)
+    shutil.rmtree(work_dir(gc, regions), ignore_errors=True)
+    live = Live(args, gc, regions)
     live.start()
-    out: dict[str, object] = {"gc": gc}
+    out: dict[str, object] = {"gc": entry, "drawer regions": len(live.tables.drawers.split_keys) + 1}
     try:
         out["write_s"] = live.write(args.documents, seed=1)
         print(f"{gc}: wrote {args.documents:,} documents in {out['write_s']:.0f} s", flush=True)
@@ -200,7 +239,7 @@ def run(args: argparse.Namespace, gc: str) -> dict[str, object]:
     finally:
         live.local.stop()
         if not args.keep:
-            shutil.rmtree(WORK / gc, ignore_errors=True)
+            shutil.rmtree(work_dir(gc, regions), ignore_errors=True)
     return out
 
 
@@ -211,9 +250,13 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=300)
     parser.add_argument("--write-rate", type=int, default=500, help="documents/s in the writing state")
     parser.add_argument("--heap-mb", type=int, default=2048, help="HBase heap (make run's default)")
-    parser.add_argument("--gcs", default="G1,ZGC,ZGC,G1", help="one fresh HBase per entry, in this order")
+    parser.add_argument(
+        "--gcs", default="G1,ZGC,ZGC,G1", help="one fresh HBase per entry (GC or GC:DRAWER_REGIONS), in this order"
+    )
     parser.add_argument("--keep", action="store_true", help="keep var/live/GC afterwards")
     args = parser.parse_args()
+    for entry in args.gcs.split(","):
+        variant(entry)  # refuse a malformed entry before the first HBase starts
     results = {"args": vars(args), "runs": [run(args, gc) for gc in args.gcs.split(",")]}
     (ROOT / "var").mkdir(exist_ok=True)
     (ROOT / "var" / "live-results.json").write_text(json.dumps(results, indent=1))
@@ -227,27 +270,40 @@ def report(results: dict[str, object]) -> None:
     args, runs = results["args"], results["runs"]
     assert isinstance(args, dict) and isinstance(runs, list)
     print(f"\n{os.cpu_count()} cores; HBase heap {args['heap_mb']} MiB; {args['documents']:,} documents; ms")
-    print("| run | GC | documents/s written | state | drawer files/region | store p50 | store p99 | client p50 | "
-          "client p99 | RS pauses ms/s | longest pause | RS CPU %: GC | JIT | other |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| run | GC | drawer regions | documents/s written | state | drawer files/region | store p50 | store p99 | "
+          "client p50 | client p99 | RS pauses ms/s | longest pause | RS CPU %: GC | JIT | other |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n, r in enumerate(runs, 1):
         for state in STATES:
             s, jvm = r[state], r[state]["jvm"]
             print(
-                f"| {n} | {r['gc']} | {args['documents'] / r['write_s']:,.0f} | {state} | {s['files']:.1f} | "
+                f"| {n} | {variant(r['gc'])[0]} | {r.get('drawer regions', 16)} | "
+                f"{args['documents'] / r['write_s']:,.0f} | {state} | {s['files']:.1f} | "
                 f"{s['store 50']:.2f} | {s['store 99']:.2f} | {s['client 50']:.2f} | {s['client 99']:.2f} | "
                 f"{jvm['pauses ms per s']:.1f} | {jvm['longest pause ms']:.1f} | {jvm['gc cpu %']:.0f} | "
                 f"{jvm['jit cpu %']:.0f} | {jvm['other cpu %']:.0f} |"
             )
-    gcs = list(dict.fromkeys(r["gc"] for r in runs))
-    for gc in gcs[1:]:  # geometric means over each collector's runs: the ratio to the first collector's
+    if all("serve us per query" in r[state]["jvm"] for r in runs for state in STATES):
+        print("\nCPU µs per query: serve (per client query); Thrift2 gateway and region server (per query, both ways)")
+        print("| run | GC | drawer regions | state | serve | Thrift2 | region server |")
+        print("|---|---|---|---|---|---|---|")
+        for n, r in enumerate(runs, 1):
+            for state in STATES:
+                jvm = r[state]["jvm"]
+                print(
+                    f"| {n} | {variant(r['gc'])[0]} | {r['drawer regions']} | {state} | "
+                    f"{jvm['serve us per query']:,.0f} | {jvm['thrift2 us per query']:,.0f} | "
+                    f"{jvm['hbase us per query']:,.0f} |"
+                )
+    entries = list(dict.fromkeys(r["gc"] for r in runs))
+    for entry in entries[1:]:  # geometric means over each entry's runs: the ratio to the first entry's
         for state in STATES:
             ratios = [
-                statistics.geometric_mean([r[state][f"client {q}"] for r in runs if r["gc"] == gc])
-                / statistics.geometric_mean([r[state][f"client {q}"] for r in runs if r["gc"] == gcs[0]])
+                statistics.geometric_mean([r[state][f"client {q}"] for r in runs if r["gc"] == entry])
+                / statistics.geometric_mean([r[state][f"client {q}"] for r in runs if r["gc"] == entries[0]])
                 for q in (50, 99)
             ]
-            print(f"- {state}: {gc}/{gcs[0]} client p50 {ratios[0]:.2f}x, p99 {ratios[1]:.2f}x")
+            print(f"- {state}: {entry}/{entries[0]} client p50 {ratios[0]:.2f}x, p99 {ratios[1]:.2f}x")
 
 
 if __name__ == "__main__":
