@@ -8,6 +8,7 @@ __all__ = [
     "BLOOM_TYPES",
     "CLAIM_TTL_SECONDS",
     "COMPRESSIONS",
+    "DRAWER_REGIONS",
     "ENCODINGS",
     "FOREVER",
     "FamilySpec",
@@ -23,6 +24,12 @@ BLOOM_PREFIX_KEY = "RowPrefixBloomFilter.prefix_length"
 FAMILY = "d"
 FOREVER = 2**31 - 1  # HBase's TTL meaning "no TTL" (HConstants.FOREVER)
 CLAIM_TTL_SECONDS = 60  # the lease of a Deduplicate call's claims (simhash_server.index.claims)
+# A new drawer table's regions, for one region server.  A query scans once per region its prefixes fall in,
+# and a write batch goes to every region, so regions beyond the servers' parallelism cost CPU per call:
+# against 16, side by side at 10^6 (docs/benchmarks.md, regions), 2 gave query p50 0.89-0.95x and writes
+# 1.18x.  Not 1: HBase's default split policy splits a table's only region on a server at 256 MB.  A
+# cluster pre-splits more (`schema apply --regions`, docs/operations.md); HBase splits as regions grow.
+DRAWER_REGIONS = 2
 
 
 @dataclass(frozen=True)
@@ -77,7 +84,9 @@ def _even_splits(regions: int) -> tuple[bytes, ...]:
     return tuple((i * 65536 // regions).to_bytes(2, "big") for i in range(1, regions))
 
 
-def index_tables(prefix: str = "simhash", drawer_regions: int = 16, compression: str = "LZ4") -> IndexTables:
+def index_tables(
+    prefix: str = "simhash", drawer_regions: int = DRAWER_REGIONS, compression: str = "LZ4"
+) -> IndexTables:
     """The tables of the index named ``prefix`` (names: PREFIX_drawers, ...; 'ns:name' puts them in a namespace)."""
     if not prefix or not all(c.isalnum() or c in "_-.:" for c in prefix) or prefix.count(":") > 1:
         raise ValueError(f"table prefix {prefix!r}: use letters, digits, '_', '-', '.', and at most one ':'")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from simhash_schema import index_tables
+from simhash_schema import DRAWER_REGIONS, index_tables
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,7 +45,7 @@ def test_an_installed_wheel_applies_the_schema_from_another_directory(
     clean = {"PATH": str(installed), "HOME": str(tmp_path)}  # no PYTHONPATH, no HBASE_HOME: nothing of the checkout
     try:
         applied = subprocess.run(
-            [installed / "simhash-index", "schema", "apply", "--regions", "2", *ports],
+            [installed / "simhash-index", "schema", "apply", *ports],  # the default regions
             cwd=elsewhere,
             env=clean,
             capture_output=True,
@@ -64,7 +64,7 @@ def test_an_installed_wheel_applies_the_schema_from_another_directory(
         )
         assert shown.returncode == 0, shown.stderr
         report = json.loads(shown.stdout)
-        assert report[f"{prefix}_drawers"]["regions"] == 2
+        assert report[f"{prefix}_drawers"]["regions"] == DRAWER_REGIONS == 2
         location = subprocess.run(
             [installed / "python", "-c", "import simhash_schema.thrift2 as t; print(t.PACKAGED_IDL)"],
             cwd=elsewhere,

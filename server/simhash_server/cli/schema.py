@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from simhash_schema import DRAWER_REGIONS
 from simhash_server.cli.options import store_config, store_options, version_option
 from simhash_server.fingerprint.versions import FINGERPRINT_VERSION, short_name
 
@@ -21,10 +22,11 @@ def schema() -> None:
 @click.option(
     "--regions",
     type=click.IntRange(1, 4096),
-    default=16,
+    default=DRAWER_REGIONS,
     show_default=True,
     envvar="SIMHASH_DRAWER_REGIONS",
-    help="Pre-split the drawer table into this many regions (keys are uniform: splits are even).",
+    help="Pre-split the drawer table into this many regions (keys are uniform: splits are even).  The default "
+    "suits one region server; on a cluster, a few per region server (docs/operations.md).",
 )
 @click.option(
     "--compression",
