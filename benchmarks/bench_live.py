@@ -20,7 +20,7 @@ results go to var/live-results.json.
 
     .venv/bin/python benchmarks/bench_live.py                  # or: make bench-live
     .venv/bin/python benchmarks/bench_live.py --documents 2e5  # a quick look
-    .venv/bin/python benchmarks/bench_live.py --gcs G1,G1:2,G1:2,G1  # 16 drawer regions against 2
+    .venv/bin/python benchmarks/bench_live.py --gcs G1:16,G1,G1,G1:16  # 16 drawer regions against the default
 """
 
 from __future__ import annotations
@@ -74,8 +74,8 @@ def thread_cpu(pid: int) -> dict[str, float]:
 def variant(entry: str) -> tuple[str, int | None]:
     """``GC`` or ``GC:REGIONS`` (an entry of --gcs): the collector and the drawer regions (None: the default)."""
     gc, _, regions = entry.partition(":")
-    if regions and not regions.isdigit():
-        raise SystemExit(f"--gcs: {entry!r}: the drawer regions after ':' must be a number")
+    if regions and not (regions.isdigit() and 1 <= int(regions) <= 4096):
+        raise SystemExit(f"--gcs: {entry!r}: the drawer regions after ':' must be a number in 1..4096")
     return gc, int(regions) if regions else None
 
 
