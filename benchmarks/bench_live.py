@@ -97,6 +97,36 @@ def serve_pid() -> int:
     raise RuntimeError("no serve process among this process's children")
 
 
+@contextlib.contextmanager
+def writers(configs: list[StoreConfig], rate: int) -> Iterator[list[dict[str, int]]]:
+    """A writer per index indexing ``rate`` random documents per second into it (10 batches a second) while
+    the block runs: how many each has written so far."""
+    stop = threading.Event()
+    done = [{"documents": 0} for _ in configs]
+
+    def run(config: StoreConfig, written: dict[str, int]) -> None:
+        rng = np.random.default_rng(99)
+        with IndexStore(config) as store:
+            n, tick = 0, time.monotonic()
+            while not stop.is_set():
+                fps = rng.integers(0, 2**64, rate // 10, dtype=np.uint64)
+                store.index_many([Document(f"w{n + i}", int(fp)) for i, fp in enumerate(fps)])
+                n += len(fps)
+                written["documents"] = n
+                tick += 0.1  # a pace, not a wait for a condition
+                stop.wait(max(0.0, tick - time.monotonic()))
+
+    threads = [threading.Thread(target=run, args=pair, daemon=True) for pair in zip(configs, done, strict=True)]
+    for thread in threads:
+        thread.start()
+    try:
+        yield done
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(60)
+
+
 class Live:
     """One HBase (``make run``'s settings, collector ``gc``) holding one index (``regions`` drawer regions)."""
 
@@ -129,28 +159,8 @@ class Live:
     @contextlib.contextmanager
     def writing(self, rate: int) -> Iterator[dict[str, int]]:
         """A writer indexing ``rate`` documents per second (10 batches a second) meanwhile."""
-        stop = threading.Event()
-        done = {"documents": 0}
-
-        def run() -> None:
-            rng = np.random.default_rng(99)
-            with IndexStore(self.config()) as store:
-                n, tick = 0, time.monotonic()
-                while not stop.is_set():
-                    fps = rng.integers(0, 2**64, rate // 10, dtype=np.uint64)
-                    store.index_many([Document(f"w{n + i}", int(fp)) for i, fp in enumerate(fps)])
-                    n += len(fps)
-                    done["documents"] = n
-                    tick += 0.1  # a pace, not a wait for a condition
-                    stop.wait(max(0.0, tick - time.monotonic()))
-
-        thread = threading.Thread(target=run, daemon=True)
-        thread.start()
-        try:
-            yield done
-        finally:
-            stop.set()
-            thread.join(60)
+        with writers([self.config()], rate) as done:
+            yield done[0]
 
     def files_per_region(self) -> float:
         table = self.local.var_dir / "data" / "data" / "default" / self.tables.drawers.name

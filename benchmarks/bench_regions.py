@@ -21,12 +21,11 @@ import json
 import os
 import shutil
 import statistics
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import numpy as np
-from bench_live import ROOT, STATES
+from bench_live import ROOT, STATES, writers
 from bench_query import percentile
 from bench_scale import probes, serving
 
@@ -76,31 +75,9 @@ class Indexes:
                     seconds[regions] += time.perf_counter() - began
         return seconds
 
-    @contextlib.contextmanager
-    def writing(self, rate: int) -> Iterator[None]:
-        """A writer per index indexing ``rate`` documents per second into it (10 batches a second)."""
-        stop = threading.Event()
-
-        def run(regions: int) -> None:
-            rng = np.random.default_rng(99)
-            with IndexStore(self.config(regions)) as store:
-                n, tick = 0, time.monotonic()
-                while not stop.is_set():
-                    fps = rng.integers(0, 2**64, rate // 10, dtype=np.uint64)
-                    store.index_many([Document(f"w{n + i}", int(fp)) for i, fp in enumerate(fps)])
-                    n += len(fps)
-                    tick += 0.1  # a pace, not a wait for a condition
-                    stop.wait(max(0.0, tick - time.monotonic()))
-
-        threads = [threading.Thread(target=run, args=(r,), daemon=True) for r in self.counts]
-        for thread in threads:
-            thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            for thread in threads:
-                thread.join(60)
+    def writing(self, rate: int) -> contextlib.AbstractContextManager[list[dict[str, int]]]:
+        """A writer per index indexing ``rate`` documents per second into it meanwhile."""
+        return writers([self.config(r) for r in self.counts], rate)
 
     def compact(self) -> None:
         names = []
