@@ -20,10 +20,11 @@ import os
 import statistics
 import time
 
-import numpy as np
 from bench_bulkload import cpu_seconds
 from bench_live import PREFIX, ROOT, WORK
 from bench_query import percentile
+from bench_scale import probes
+from bench_warmup import stored_fingerprints
 
 from simhash_deploy import LocalHBase, Ports
 from simhash_schema import connect, index_tables
@@ -33,15 +34,10 @@ from simhash_server.index.store import IndexStore, StoreConfig
 ENCODINGS = ("FAST_DIFF", "ROW_INDEX_V1")
 
 
-def hitting(stored: list[int], count: int, rng: np.random.Generator) -> list[int]:
-    """Stored fingerprints with 0-3 bits flipped: every probe has candidates, so every probe reads fp2docs."""
-    out = []
-    for _ in range(count):
-        fp = stored[int(rng.integers(0, len(stored)))]
-        for bit in rng.choice(64, size=int(rng.integers(0, 4)), replace=False):
-            fp ^= 1 << int(bit)
-        out.append(fp)
-    return out
+def hitting(count: int, seed: int) -> list[int]:
+    """Stored fingerprints with 0-3 bits flipped (bench_scale.probes' even half): every probe has candidates,
+    so every probe reads fp2docs."""
+    return probes(2 * count, seed, stored=stored_fingerprints())[::2]
 
 
 def set_encoding(local: LocalHBase, encoding: str) -> None:
@@ -84,15 +80,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--queries", type=int, default=4000, help="hitting probes per round")
     parser.add_argument("--warmup", type=int, default=2000, help="probes before each round's")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of each encoding, alternating")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of each encoding, alternating (at least 2)")
     parser.add_argument("--gc", default="G1", help="the bench-live index to use (var/live/GC)")
     args = parser.parse_args()
+    if args.rounds < 2:
+        parser.error(f"--rounds must be at least 2 (the first round of each warms the JVMs up), got {args.rounds}")
     work = WORK / args.gc
     if not (work / "data").is_dir():
         raise SystemExit(f"needs the index under {work}: run `benchmarks/bench_live.py --gcs {args.gc} --keep`")
     documents = json.loads((ROOT / "var" / "live-results.json").read_text())["args"]["documents"]
-    stored = [int(fp) for fp in np.random.default_rng(1).integers(0, 2**64, documents, np.uint64)[:100_000]]
-    rng = np.random.default_rng(7)
     local = LocalHBase(var_dir=work, ports=Ports.free(), master_heap_mb=2048, gc="G1")
     local.start()
     results: list[dict[str, object]] = []
@@ -100,7 +96,7 @@ def main() -> None:
         for n in range(2 * args.rounds):
             encoding = ENCODINGS[n % 2]
             set_encoding(local, encoding)
-            measured = round_(local, hitting(stored, args.queries, rng), hitting(stored, args.warmup, rng))
+            measured = round_(local, hitting(args.queries, seed=2 * n), hitting(args.warmup, seed=2 * n + 1))
             results.append({"round": n + 1, "encoding": encoding} | measured)
             print(json.dumps(results[-1]), flush=True)
     finally:
