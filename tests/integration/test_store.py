@@ -43,6 +43,9 @@ def test_index_get_and_query_closest_first(index, base, ids) -> None:
     ]
     assert [h.doc_id for h in index.query(base, max_distance=0)] == [ids + "exact", ids + "twin"]
     assert [h.doc_id for h in index.query(base, limit=3)] == [ids + "exact", ids + "twin", ids + "one"]
+    # one fingerprint to read (a single get, not a multi-get), its documents cut by the limit
+    assert index.query(base, max_distance=0, limit=1) == [Hit(ids + "exact", base, 0)]
+    assert index.query(flip(base, 1, 30, 63), max_distance=0) == [Hit(ids + "three", flip(base, 1, 30, 63), 0)]
 
 
 def test_reindexing_an_id_moves_it_and_leaves_no_stale_mapping(index, hbase, base, ids) -> None:
