@@ -187,10 +187,14 @@ class LocalHBase:
         thrift_idle_timeout_ms: int = 60_000,
         thrift_bind: str = "127.0.0.1",
         gc: str = "G1",
+        offheap_cache_mb: int = 0,
     ) -> None:
         if gc not in GARBAGE_COLLECTORS:
             raise ValueError(f"unknown garbage collector {gc!r}; choose one of {', '.join(GARBAGE_COLLECTORS)}")
+        if offheap_cache_mb < 0:
+            raise ValueError(f"offheap_cache_mb must be >= 0, got {offheap_cache_mb}")
         self.gc = gc
+        self.offheap_cache_mb = offheap_cache_mb  # 0: data blocks cached on the heap (HBase's default)
         self.home = (home or project_root()).resolve()
         self.var_dir = (var_dir or self.home / "var" / "hbase").resolve()
         self.ports = ports or self._saved_ports() or Ports()
@@ -298,6 +302,9 @@ class LocalHBase:
             "hbase.hfile.compaction.discharger.interval": "10000",
             **AIRCOMPRESSOR_CODECS,
         }
+        if self.offheap_cache_mb:  # data blocks in an off-heap BucketCache; index and bloom blocks stay on the heap
+            props["hbase.bucketcache.ioengine"] = "offheap"
+            props["hbase.bucketcache.size"] = str(self.offheap_cache_mb)
         return props
 
     def write_config(self) -> None:
@@ -316,6 +323,7 @@ class LocalHBase:
             f"-Xms{proc.heap_mb}m",
             f"-Xmx{proc.heap_mb}m",
             GARBAGE_COLLECTORS[self.gc],
+            *self._direct_memory(proc),
             # Every pause, kept small: what an operator reads first when latency jumps.
             f"-Xlog:gc,safepoint:file={self.gc_log(proc.name)}:time,uptime:filecount=3,filesize=10M",
             *JDK17_FLAGS,
@@ -329,6 +337,12 @@ class LocalHBase:
             proc.main_class,
             *proc.args,
         ]
+
+    def _direct_memory(self, proc: Process) -> list[str]:
+        """The region server's direct memory: the BucketCache, plus room for its RPC buffers (netty's)."""
+        if proc.name != "master" or not self.offheap_cache_mb:
+            return []
+        return [f"-XX:MaxDirectMemorySize={self.offheap_cache_mb + 512}m"]
 
     # -- state ----------------------------------------------------------------
     def _saved_ports(self) -> Ports | None:

@@ -65,6 +65,21 @@ def test_an_unknown_collector_is_refused_by_name(tmp_path: Path) -> None:
         LocalHBase(home=ROOT, var_dir=tmp_path, gc="CMS")
 
 
+def test_an_offheap_block_cache_is_the_region_servers_alone_with_room_for_it(tmp_path: Path) -> None:
+    local = LocalHBase(home=ROOT, var_dir=tmp_path, ports=Ports(12181, 19090, 19091), offheap_cache_mb=1024)
+    props = local.site_properties()
+    assert props["hbase.bucketcache.ioengine"] == "offheap" and props["hbase.bucketcache.size"] == "1024"
+    direct = {
+        p.name: [a for a in local.java_command(p) if a.startswith("-XX:MaxDirectMemorySize")] for p in local.processes()
+    }
+    assert direct == {"master": ["-XX:MaxDirectMemorySize=1536m"], "thrift": [], "thrift2": []}
+    default = _local(tmp_path)
+    assert not any(k.startswith("hbase.bucketcache") for k in default.site_properties())
+    assert not any("MaxDirectMemorySize" in a for p in default.processes() for a in default.java_command(p))
+    with pytest.raises(ValueError, match=r"offheap_cache_mb must be >= 0, got -1"):
+        LocalHBase(home=ROOT, var_dir=tmp_path, offheap_cache_mb=-1)
+
+
 def test_stale_pid_file_is_dropped(tmp_path: Path) -> None:
     local = _local(tmp_path)
     local.run_dir.mkdir(parents=True)
