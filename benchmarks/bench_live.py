@@ -2,8 +2,9 @@
 
 The issue's new user: `make run` (HBase heap 2 GiB), documents written through Index, then queries through
 the Python client while HBase flushes and compacts as it will.  For each entry of ``--gcs`` in turn, a
-garbage collector and optionally the drawer table's regions (``G1:2``; the schema's default otherwise;
-repeat entries to alternate, say ``G1,ZGC,ZGC,G1``), a fresh HBase alone on the machine gets the same N
+garbage collector, optionally the drawer table's regions (``G1:16``; the schema's default otherwise) and
+``+bucket``: data blocks cached in an off-heap BucketCache of ``--offheap-mb`` instead of on the heap
+(repeat entries to alternate, say ``G1,ZGC,ZGC,G1``), a fresh HBase alone on the machine gets the same N
 documents (random fingerprints) through ``IndexStore.index_many``; then the same probes (half stored
 fingerprints 0-3 bits away, half random) are asked in process (store) and through the Python client of a
 ``serve`` process, every probe both ways in turn, in states:
@@ -15,26 +16,30 @@ stop-the-world pause, whatever the collector) in milliseconds per second and the
 threads took meanwhile, split into the collector's, the JIT compiler's and the rest, and the CPU per query
 of serve, the Thrift2 gateway and the region server.  One HBase at a time:
 two at once share the cores, so one collector's concurrent threads would slow the other's queries as well.
-var/live/GC (var/live/GC-Rr for R regions) is removed before and after (``--keep`` keeps each entry's last);
+var/live/GC (var/live/GC-Rr for R regions, ...-bucket) is removed before and after (``--keep`` keeps each entry's last);
 results go to var/live-results.json.
 
     .venv/bin/python benchmarks/bench_live.py                  # or: make bench-live
     .venv/bin/python benchmarks/bench_live.py --documents 2e5  # a quick look
     .venv/bin/python benchmarks/bench_live.py --gcs G1:16,G1,G1,G1:16  # 16 drawer regions against the default
+    .venv/bin/python benchmarks/bench_live.py --gcs G1,G1+bucket,G1+bucket,G1  # the block cache off the heap
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
+import multiprocessing
 import os
 import re
 import shutil
 import statistics
-import threading
 import time
 from collections.abc import Iterator
+from multiprocessing.sharedctypes import Synchronized
+from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +48,7 @@ from bench_query import percentile
 from bench_scale import probes, serving
 
 from simhash_deploy import LocalHBase, Ports
+from simhash_deploy.hbase_local import GARBAGE_COLLECTORS
 from simhash_schema import apply_schema, connect, index_tables
 from simhash_schema.tables import IndexTables
 from simhash_server.index.model import Document
@@ -71,21 +77,36 @@ def thread_cpu(pid: int) -> dict[str, float]:
     return out
 
 
-def variant(entry: str) -> tuple[str, int | None]:
-    """``GC`` or ``GC:REGIONS`` (an entry of --gcs): the collector and the drawer regions (None: the default)."""
-    gc, _, regions = entry.partition(":")
-    if regions and not (regions.isdigit() and 1 <= int(regions) <= 4096):
-        raise SystemExit(f"--gcs: {entry!r}: the drawer regions after ':' must be a number in 1..4096")
-    return gc, int(regions) if regions else None
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """An entry of --gcs, ``GC[:REGIONS][+bucket]``: the collector, the drawer regions (None: the schema's
+    default) and whether data blocks are cached off the heap (an off-heap BucketCache of --offheap-mb)."""
 
+    gc: str
+    regions: int | None
+    bucket: bool
 
-def tables_of(regions: int | None) -> IndexTables:
-    return index_tables(PREFIX) if regions is None else index_tables(PREFIX, drawer_regions=regions)
+    @classmethod
+    def of(cls, entry: str) -> Variant:
+        head, plus, tail = entry.partition("+")
+        if plus and tail != "bucket":
+            raise SystemExit(f"--gcs: {entry!r}: the only option after '+' is 'bucket'")
+        gc, _, regions = head.partition(":")
+        if gc not in GARBAGE_COLLECTORS:
+            raise SystemExit(f"--gcs: {entry!r}: the collector must be one of {', '.join(GARBAGE_COLLECTORS)}")
+        if regions and not (regions.isdigit() and 1 <= int(regions) <= 4096):
+            raise SystemExit(f"--gcs: {entry!r}: the drawer regions after ':' must be a number in 1..4096")
+        return cls(gc, int(regions) if regions else None, bool(plus))
 
+    @property
+    def tables(self) -> IndexTables:
+        return index_tables(PREFIX) if self.regions is None else index_tables(PREFIX, drawer_regions=self.regions)
 
-def work_dir(gc: str, regions: int | None) -> Path:
-    """var/live/GC for the schema's default regions (what bench_warmup restarts), var/live/GC-Rr otherwise."""
-    return WORK / (gc if regions is None else f"{gc}-{regions}r")
+    @property
+    def work_dir(self) -> Path:
+        """var/live/GC for the defaults (what bench_warmup restarts), var/live/GC-Rr-bucket and the like otherwise."""
+        regions = "" if self.regions is None else f"-{self.regions}r"
+        return WORK / f"{self.gc}{regions}{'-bucket' if self.bucket else ''}"
 
 
 def serve_pid() -> int:
@@ -97,43 +118,58 @@ def serve_pid() -> int:
     raise RuntimeError("no serve process among this process's children")
 
 
+def _write(config: StoreConfig, rate: int, stop: EventType, written: Synchronized[int]) -> None:
+    """A writer process's loop: ``rate`` random documents a second, in 10 batches, until ``stop``."""
+    rng = np.random.default_rng(99)
+    with IndexStore(config) as store:
+        n, tick = 0, time.monotonic()
+        while not stop.is_set():
+            fps = rng.integers(0, 2**64, rate // 10, dtype=np.uint64)
+            store.index_many([Document(f"w{n + i}", int(fp)) for i, fp in enumerate(fps)])
+            n += len(fps)
+            written.value = n
+            tick += 0.1  # a pace, not a wait for a condition
+            stop.wait(max(0.0, tick - time.monotonic()))
+
+
 @contextlib.contextmanager
-def writers(configs: list[StoreConfig], rate: int) -> Iterator[list[dict[str, int]]]:
+def writers(configs: list[StoreConfig], rate: int) -> Iterator[list[Synchronized[int]]]:
     """A writer per index indexing ``rate`` random documents per second into it (10 batches a second) while
-    the block runs: how many each has written so far."""
-    stop = threading.Event()
-    done = [{"documents": 0} for _ in configs]
-
-    def run(config: StoreConfig, written: dict[str, int]) -> None:
-        rng = np.random.default_rng(99)
-        with IndexStore(config) as store:
-            n, tick = 0, time.monotonic()
-            while not stop.is_set():
-                fps = rng.integers(0, 2**64, rate // 10, dtype=np.uint64)
-                store.index_many([Document(f"w{n + i}", int(fp)) for i, fp in enumerate(fps)])
-                n += len(fps)
-                written["documents"] = n
-                tick += 0.1  # a pace, not a wait for a condition
-                stop.wait(max(0.0, tick - time.monotonic()))
-
-    threads = [threading.Thread(target=run, args=pair, daemon=True) for pair in zip(configs, done, strict=True)]
-    for thread in threads:
-        thread.start()
+    the block runs: how many each has written so far (``.value``).  Each writer is a process of its own, as
+    another service writing would be: a thread here would hold this process's GIL between the queries it
+    times, and add its waits to their latency."""
+    spawn = multiprocessing.get_context("spawn")  # no fork of a process holding gRPC and Thrift connections
+    stop = spawn.Event()
+    done = [spawn.Value("q", 0) for _ in configs]
+    processes = [
+        spawn.Process(target=_write, args=(config, rate, stop, written), daemon=True)
+        for config, written in zip(configs, done, strict=True)
+    ]
+    for process in processes:
+        process.start()
     try:
         yield done
     finally:
         stop.set()
-        for thread in threads:
-            thread.join(60)
+        for process in processes:
+            process.join(60)
+        if any(process.exitcode != 0 for process in processes):
+            raise RuntimeError(f"a writer failed (exit codes {[process.exitcode for process in processes]})")
 
 
 class Live:
     """One HBase (``make run``'s settings, collector ``gc``) holding one index (``regions`` drawer regions)."""
 
-    def __init__(self, args: argparse.Namespace, gc: str, regions: int | None) -> None:
-        self.args, self.gc = args, gc
-        self.local = LocalHBase(var_dir=work_dir(gc, regions), ports=Ports.free(), master_heap_mb=args.heap_mb, gc=gc)
-        self.tables = tables_of(regions)
+    def __init__(self, args: argparse.Namespace, variant: Variant) -> None:
+        self.args, self.gc = args, variant.gc
+        self.local = LocalHBase(
+            var_dir=variant.work_dir,
+            ports=Ports.free(),
+            master_heap_mb=args.heap_mb,
+            gc=variant.gc,
+            offheap_cache_mb=args.offheap_mb if variant.bucket else 0,
+        )
+        self.tables = variant.tables
         self.stored: list[int] = []
 
     def config(self) -> StoreConfig:
@@ -157,7 +193,7 @@ class Live:
         return time.perf_counter() - began
 
     @contextlib.contextmanager
-    def writing(self, rate: int) -> Iterator[dict[str, int]]:
+    def writing(self, rate: int) -> Iterator[Synchronized[int]]:
         """A writer indexing ``rate`` documents per second (10 batches a second) meanwhile."""
         with writers([self.config()], rate) as done:
             yield done[0]
@@ -226,30 +262,30 @@ def measure(live: Live, asked: list[int], warmup: list[int]) -> dict[str, object
 
 def run(args: argparse.Namespace, entry: str) -> dict[str, object]:
     """One entry's HBase, alone: the documents written, then the three states."""
-    gc, regions = variant(entry)
-    shutil.rmtree(work_dir(gc, regions), ignore_errors=True)
-    live = Live(args, gc, regions)
+    variant = Variant.of(entry)
+    shutil.rmtree(variant.work_dir, ignore_errors=True)
+    live = Live(args, variant)
     live.start()
     out: dict[str, object] = {"gc": entry, "drawer regions": len(live.tables.drawers.split_keys) + 1}
     try:
         out["write_s"] = live.write(args.documents, seed=1)
-        print(f"{gc}: wrote {args.documents:,} documents in {out['write_s']:.0f} s", flush=True)
+        print(f"{entry}: wrote {args.documents:,} documents in {out['write_s']:.0f} s", flush=True)
         asked = probes(args.queries, seed=1, stored=live.stored)
         warmup = [int(v) for v in np.random.default_rng(2).integers(0, 2**64, size=args.warmup, dtype=np.uint64)]
         files = live.files_per_region()
         out["written"] = {"files": files} | measure(live, asked, warmup)
-        print(f"{gc} written: {json.dumps(out['written'])}", flush=True)
+        print(f"{entry} written: {json.dumps(out['written'])}", flush=True)
         with live.writing(args.write_rate) as done:
             files = live.files_per_region()
-            out["writing"] = {"files": files} | measure(live, asked, warmup) | {"documents": done["documents"]}
-        print(f"{gc} writing: {json.dumps(out['writing'])}", flush=True)
+            out["writing"] = {"files": files} | measure(live, asked, warmup) | {"documents": done.value}
+        print(f"{entry} writing: {json.dumps(out['writing'])}", flush=True)
         out["compact_s"] = live.compact()
         out["compacted"] = {"files": live.files_per_region()} | measure(live, asked, warmup)
-        print(f"{gc} compacted: {json.dumps(out['compacted'])}", flush=True)
+        print(f"{entry} compacted: {json.dumps(out['compacted'])}", flush=True)
     finally:
         live.local.stop()
         if not args.keep:
-            shutil.rmtree(work_dir(gc, regions), ignore_errors=True)
+            shutil.rmtree(variant.work_dir, ignore_errors=True)
     return out
 
 
@@ -260,13 +296,16 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=300)
     parser.add_argument("--write-rate", type=int, default=500, help="documents/s in the writing state")
     parser.add_argument("--heap-mb", type=int, default=2048, help="HBase heap (make run's default)")
+    parser.add_argument("--offheap-mb", type=int, default=1024, help="the off-heap BucketCache of a '+bucket' entry")
     parser.add_argument(
-        "--gcs", default="G1,ZGC,ZGC,G1", help="one fresh HBase per entry (GC or GC:DRAWER_REGIONS), in this order"
+        "--gcs",
+        default="G1,ZGC,ZGC,G1",
+        help="one fresh HBase per entry (GC, GC:DRAWER_REGIONS, either +bucket), in this order",
     )
     parser.add_argument("--keep", action="store_true", help="keep var/live/GC afterwards")
     args = parser.parse_args()
     for entry in args.gcs.split(","):
-        variant(entry)  # refuse a malformed entry before the first HBase starts
+        Variant.of(entry)  # refuse a malformed entry before the first HBase starts
     results = {"args": vars(args), "runs": [run(args, gc) for gc in args.gcs.split(",")]}
     (ROOT / "var").mkdir(exist_ok=True)
     (ROOT / "var" / "live-results.json").write_text(json.dumps(results, indent=1))
@@ -280,14 +319,14 @@ def report(results: dict[str, object]) -> None:
     args, runs = results["args"], results["runs"]
     assert isinstance(args, dict) and isinstance(runs, list)
     print(f"\n{os.cpu_count()} cores; HBase heap {args['heap_mb']} MiB; {args['documents']:,} documents; ms")
-    print("| run | GC | drawer regions | documents/s written | state | drawer files/region | store p50 | store p99 | "
+    print("| run | entry | regions | documents/s written | state | drawer files/region | store p50 | store p99 | "
           "client p50 | client p99 | RS pauses ms/s | longest pause | RS CPU %: GC | JIT | other |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n, r in enumerate(runs, 1):
         for state in STATES:
             s, jvm = r[state], r[state]["jvm"]
             print(
-                f"| {n} | {variant(r['gc'])[0]} | {r.get('drawer regions', 16)} | "
+                f"| {n} | {r['gc']} | {r.get('drawer regions', 16)} | "
                 f"{args['documents'] / r['write_s']:,.0f} | {state} | {s['files']:.1f} | "
                 f"{s['store 50']:.2f} | {s['store 99']:.2f} | {s['client 50']:.2f} | {s['client 99']:.2f} | "
                 f"{jvm['pauses ms per s']:.1f} | {jvm['longest pause ms']:.1f} | {jvm['gc cpu %']:.0f} | "
@@ -295,13 +334,13 @@ def report(results: dict[str, object]) -> None:
             )
     if all("serve us per query" in r[state]["jvm"] for r in runs for state in STATES):
         print("\nCPU µs per query: serve (per client query); Thrift2 gateway and region server (per query, both ways)")
-        print("| run | GC | drawer regions | state | serve | Thrift2 | region server |")
+        print("| run | entry | drawer regions | state | serve | Thrift2 | region server |")
         print("|---|---|---|---|---|---|---|")
         for n, r in enumerate(runs, 1):
             for state in STATES:
                 jvm = r[state]["jvm"]
                 print(
-                    f"| {n} | {variant(r['gc'])[0]} | {r['drawer regions']} | {state} | "
+                    f"| {n} | {r['gc']} | {r['drawer regions']} | {state} | "
                     f"{jvm['serve us per query']:,.0f} | {jvm['thrift2 us per query']:,.0f} | "
                     f"{jvm['hbase us per query']:,.0f} |"
                 )

@@ -23,6 +23,7 @@ import shutil
 import statistics
 import time
 from collections.abc import Callable
+from multiprocessing.sharedctypes import Synchronized
 
 import numpy as np
 from bench_live import ROOT, STATES, writers
@@ -75,7 +76,7 @@ class Indexes:
                     seconds[regions] += time.perf_counter() - began
         return seconds
 
-    def writing(self, rate: int) -> contextlib.AbstractContextManager[list[dict[str, int]]]:
+    def writing(self, rate: int) -> contextlib.AbstractContextManager[list[Synchronized[int]]]:
         """A writer per index indexing ``rate`` documents per second into it meanwhile."""
         return writers([self.config(r) for r in self.counts], rate)
 
