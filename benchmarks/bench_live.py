@@ -153,8 +153,9 @@ def writers(configs: list[StoreConfig], rate: int) -> Iterator[list[Synchronized
         stop.set()
         for process in processes:
             process.join(60)
-        if any(process.exitcode != 0 for process in processes):
-            raise RuntimeError(f"a writer failed (exit codes {[process.exitcode for process in processes]})")
+        if any(process.exitcode != 0 for process in processes):  # None: still running a minute after stop
+            codes = [process.exitcode for process in processes]
+            raise RuntimeError(f"a writer failed or did not stop (exit codes {codes})")
 
 
 class Live:
