@@ -106,6 +106,58 @@ def test_a_claim_blocks_near_fingerprints_until_released_and_no_others(make_inde
     store.release(store.claim(base ^ 0b111, deadline=time.monotonic() + 30))  # free again once released
 
 
+def _rows_held_by(store, fp: int, owner: bytes) -> list[bytes]:
+    """The claim rows of ``fp``'s drawer prefixes whose cell is ``owner``'s, read from the claims table."""
+    from simhash_schema import hbase2
+    from simhash_server.index.keys import drawer_prefixes
+
+    t, table = hbase2(), store.tables.claims.name.encode()
+    rows = sorted(set(drawer_prefixes(fp)))
+    got = store.thrift2.run(lambda c: c.getMultiple(table, [t.TGet(row=row) for row in rows]))
+    return [row for row, r in zip(rows, got, strict=True) if any(cv.value == owner for cv in r.columnValues or ())]
+
+
+def _failing_after(store, calls: int):
+    """A runner for claims.claim: the store's own for the first ``calls`` calls, then DeadlineExceeded, as
+    when a caller's deadline passes half-way."""
+    from simhash_server.index.errors import DeadlineExceeded
+
+    made = itertools.count()
+
+    def run(call):
+        if next(made) >= calls:
+            raise DeadlineExceeded("the test's deadline")
+        return store.thrift2.run(call)
+
+    return run
+
+
+def test_a_claim_whose_deadline_passes_half_way_leaves_no_row_claimed(make_index, base) -> None:
+    from simhash_server.index.claims import claim, new_owner
+    from simhash_server.index.errors import DeadlineExceeded
+
+    store = make_index()
+    near, table = base ^ 0b111, store.tables.claims.name.encode()
+    held = store.claim(base)
+    try:
+        owner = new_owner()
+        # All 10 rows tried at once: the 4 not in base's drawers taken, 6 refused; then every call fails, so
+        # the 4 can go back only through give_back (the old code gave them back through the failing runner).
+        failing = _failing_after(store, 10)
+        with pytest.raises(DeadlineExceeded):
+            claim(failing, table, near, owner, None, store._claiming.map, give_back=store.thrift2.run)
+        assert _rows_held_by(store, near, owner) == []
+        # One row of ten failing while the others are taken at once, concurrently: all given back.
+        owner = new_owner()
+        far = base ^ ((1 << 64) - 1)  # no drawer in common with base: every row would be taken
+        with pytest.raises(DeadlineExceeded):
+            claim(_failing_after(store, 9), table, far, owner, None, store._claiming.map, give_back=store.thrift2.run)
+        assert _rows_held_by(store, far, owner) == []
+    finally:
+        store.release(held)
+    assert _rows_held_by(store, base, held.owner) == []
+
+
 def test_an_index_without_the_claims_table_says_to_apply_the_schema(make_index, hbase, base) -> None:
     from simhash_schema import SchemaError
 

@@ -78,23 +78,42 @@ def claim(
     fp: int,
     owner: bytes,
     deadline: float | None,
-    each: Callable[[Callable[[bytes], bool], Sequence[bytes]], Iterable[bool]] = map,
+    each: Callable[[Callable[[bytes], bool | Exception], Sequence[bytes]], Iterable[bool | Exception]] = map,
+    give_back: Run[Any] | None = None,
 ) -> Claim:
     """Take the claims of ``fp``'s 10 drawer prefixes for ``owner``, waiting for those other calls hold.
 
     First every row at once (``each`` maps over them, concurrently if it can): most calls meet no other, and
     keep them all.  Otherwise what was taken goes back, and the rows are taken one by one in one global
-    order (sorted), so two calls never wait on each other in a cycle; a call waits with no connection held."""
+    order (sorted), so two calls never wait on each other in a cycle; a call waits with no connection held.
+
+    Rows taken on the way go back through ``give_back`` (default ``run``), which the caller gives no deadline
+    of its own: a call that fails, or whose deadline passes, must not leave claims behind, or its near
+    duplicates would wait a lease (CLAIM_TTL_SECONDS) for them."""
+    undo = give_back or run
     rows = tuple(sorted(set(drawer_prefixes(fp))))
+
+    def attempt(row: bytes) -> bool | Exception:
+        try:
+            return bool(run(lambda client: _take(client, table, row, owner)))
+        except Exception as exc:  # noqa: BLE001 - raised below, once every row's outcome is known
+            return exc
+
     try:
-        at_once = list(each(lambda row: run(lambda client: _take(client, table, row, owner)), rows))
+        at_once = list(each(attempt, rows))
     except BaseException:
-        with contextlib.suppress(Exception):  # whatever was taken (removing a row not ours does nothing)
-            release(run, table, Claim(owner, rows, 0.0))
+        with contextlib.suppress(Exception):  # whatever was taken (freeing a row not ours does nothing)
+            release(undo, table, Claim(owner, rows, 0.0))
         raise
-    if all(at_once):
+    took = tuple(row for row, outcome in zip(rows, at_once, strict=True) if outcome is True)
+    if len(took) == len(rows):
         return Claim(owner, rows, time.monotonic())
-    release(run, table, Claim(owner, tuple(r for r, took in zip(rows, at_once, strict=True) if took), 0.0))
+    failed = [outcome for outcome in at_once if isinstance(outcome, Exception)]
+    if failed:
+        with contextlib.suppress(Exception):  # best effort: HBase may be what failed; the TTL remains
+            release(undo, table, Claim(owner, took, 0.0))
+        raise failed[0]
+    release(undo, table, Claim(owner, took, 0.0))
     taken: list[bytes] = []
     try:
         for row in rows:
@@ -107,7 +126,7 @@ def claim(
             taken.append(row)
     except BaseException:
         with contextlib.suppress(Exception):  # best effort: HBase may be what failed; the TTL remains
-            release(run, table, Claim(owner, tuple(taken), time.monotonic()))
+            release(undo, table, Claim(owner, tuple(taken), time.monotonic()))
         raise
     return Claim(owner, rows, time.monotonic())
 

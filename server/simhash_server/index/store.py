@@ -235,7 +235,9 @@ class IndexStore:
     def claim(self, fp: int, deadline: float | None = None) -> Claim:
         """Wait for, then hold, the deduplication claims of ``fp``'s drawers (claims.py)."""
         run = partial(self.thrift2.run, deadline=deadline)
-        return claim(run, self._names["claims"], fp, new_owner(), deadline, self._claiming.map)
+        table = self._names["claims"]
+        # What it took on the way goes back whatever the deadline: a claim left behind blocks for a lease.
+        return claim(run, table, fp, new_owner(), deadline, self._claiming.map, give_back=self.thrift2.run)
 
     def release(self, held: Claim) -> None:
         release(self.thrift2.run, self._names["claims"], held, self._claiming.map)
