@@ -109,12 +109,11 @@ def claim(
     if len(took) == len(rows):
         return Claim(owner, rows, time.monotonic())
     failed = [outcome for outcome in at_once if isinstance(outcome, Exception)]
-    if failed:
+    if failed:  # every row: a call that failed may have taken its row before its answer was lost
         with contextlib.suppress(Exception):  # best effort: HBase may be what failed; the TTL remains
-            release(undo, table, Claim(owner, took, 0.0))
+            release(undo, table, Claim(owner, rows, 0.0))
         raise failed[0]
     release(undo, table, Claim(owner, took, 0.0))
-    taken: list[bytes] = []
     try:
         for row in rows:
             pause = _FIRST_PAUSE
@@ -123,10 +122,9 @@ def claim(
                     raise DeadlineExceeded("the deadline passed waiting for a near-duplicate's deduplication")
                 time.sleep(pause * random.uniform(0.5, 1.0))
                 pause = min(pause * 2, _LONGEST_PAUSE)
-            taken.append(row)
-    except BaseException:
+    except BaseException:  # every row, as above: the row being taken may be ours already
         with contextlib.suppress(Exception):  # best effort: HBase may be what failed; the TTL remains
-            release(undo, table, Claim(owner, tuple(taken), time.monotonic()))
+            release(undo, table, Claim(owner, rows, 0.0))
         raise
     return Claim(owner, rows, time.monotonic())
 
