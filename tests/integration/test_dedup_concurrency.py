@@ -117,17 +117,17 @@ def _rows_held_by(store, fp: int, owner: bytes) -> list[bytes]:
     return [row for row, r in zip(rows, got, strict=True) if any(cv.value == owner for cv in r.columnValues or ())]
 
 
-def _failing_after(store, calls: int):
-    """A runner for claims.claim: the store's own for the first ``calls`` calls, then DeadlineExceeded, as
-    when a caller's deadline passes half-way."""
+def _deadline_after(store, calls: int):
+    """A runner for claims.claim: the store's own, except that calls bound by a deadline fail with
+    DeadlineExceeded after the first ``calls`` of them, as when a caller's deadline passes half-way."""
     from simhash_server.index.errors import DeadlineExceeded
 
     made = itertools.count()
 
-    def run(call):
-        if next(made) >= calls:
+    def run(call, *, deadline=None):
+        if deadline is not None and next(made) >= calls:
             raise DeadlineExceeded("the test's deadline")
-        return store.thrift2.run(call)
+        return store.thrift2.run(call, deadline=deadline)
 
     return run
 
@@ -141,17 +141,16 @@ def test_a_claim_whose_deadline_passes_half_way_leaves_no_row_claimed(make_index
     held = store.claim(base)
     try:
         owner = new_owner()
-        # All 10 rows tried at once: the 4 not in base's drawers taken, 6 refused; then every call fails, so
-        # the 4 can go back only through give_back (the old code gave them back through the failing runner).
-        failing = _failing_after(store, 10)
+        # All 10 rows tried at once: the 4 not in base's drawers taken, 6 refused; then every call bound by the
+        # deadline fails, so the 4 go back only if giving back is not bound by it (it once was).
         with pytest.raises(DeadlineExceeded):
-            claim(failing, table, near, owner, None, store._claiming.map, give_back=store.thrift2.run)
+            claim(_deadline_after(store, 10), table, near, owner, time.monotonic() + 600, store._claiming.map)
         assert _rows_held_by(store, near, owner) == []
         # One row of ten failing while the others are taken at once, concurrently: all given back.
         owner = new_owner()
         far = base ^ ((1 << 64) - 1)  # no drawer in common with base: every row would be taken
         with pytest.raises(DeadlineExceeded):
-            claim(_failing_after(store, 9), table, far, owner, None, store._claiming.map, give_back=store.thrift2.run)
+            claim(_deadline_after(store, 9), table, far, owner, time.monotonic() + 600, store._claiming.map)
         assert _rows_held_by(store, far, owner) == []
     finally:
         store.release(held)

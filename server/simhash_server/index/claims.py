@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from simhash_schema import CLAIM_TTL_SECONDS, SchemaError, hbase2
 from simhash_server.index.errors import DeadlineExceeded, Unavailable
@@ -69,17 +69,20 @@ def _take(client: Any, table: bytes, row: bytes, owner: bytes) -> bool:
     return any(c.value == owner for c in held.columnValues or [])
 
 
-Run = Callable[[Callable[[Any], R]], R]  # runs a function on a pooled Thrift2 client (retrying I/O errors)
+class Run(Protocol):
+    """Runs a function on a pooled Thrift2 client, retrying I/O errors, until ``deadline`` if one is given
+    (ConnectionPool.run)."""
+
+    def __call__(self, call: Callable[[Any], R], *, deadline: float | None = None) -> R: ...
 
 
 def claim(
-    run: Run[Any],
+    run: Run,
     table: bytes,
     fp: int,
     owner: bytes,
     deadline: float | None,
     each: Callable[[Callable[[bytes], bool | Exception], Sequence[bytes]], Iterable[bool | Exception]] = map,
-    give_back: Run[Any] | None = None,
 ) -> Claim:
     """Take the claims of ``fp``'s 10 drawer prefixes for ``owner``, waiting for those other calls hold.
 
@@ -87,15 +90,14 @@ def claim(
     keep them all.  Otherwise what was taken goes back, and the rows are taken one by one in one global
     order (sorted), so two calls never wait on each other in a cycle; a call waits with no connection held.
 
-    Rows taken on the way go back through ``give_back`` (default ``run``), which the caller gives no deadline
-    of its own: a call that fails, or whose deadline passes, must not leave claims behind, or its near
-    duplicates would wait a lease (CLAIM_TTL_SECONDS) for them."""
-    undo = give_back or run
+    Rows are taken before ``deadline``; rows taken on the way go back whatever the deadline: a call that
+    fails, or whose deadline passes, must not leave claims behind, or its near duplicates would wait a lease
+    (CLAIM_TTL_SECONDS) for them."""
     rows = tuple(sorted(set(drawer_prefixes(fp))))
 
     def attempt(row: bytes) -> bool | Exception:
         try:
-            return bool(run(lambda client: _take(client, table, row, owner)))
+            return bool(run(lambda client: _take(client, table, row, owner), deadline=deadline))
         except Exception as exc:  # noqa: BLE001 - raised below, once every row's outcome is known
             return exc
 
@@ -103,7 +105,7 @@ def claim(
         at_once = list(each(attempt, rows))
     except BaseException:
         with contextlib.suppress(Exception):  # whatever was taken (freeing a row not ours does nothing)
-            release(undo, table, Claim(owner, rows, 0.0))
+            release(run, table, Claim(owner, rows, 0.0))
         raise
     took = tuple(row for row, outcome in zip(rows, at_once, strict=True) if outcome is True)
     if len(took) == len(rows):
@@ -111,25 +113,25 @@ def claim(
     failed = [outcome for outcome in at_once if isinstance(outcome, Exception)]
     if failed:  # every row: a call that failed may have taken its row before its answer was lost
         with contextlib.suppress(Exception):  # best effort: HBase may be what failed; the TTL remains
-            release(undo, table, Claim(owner, rows, 0.0))
+            release(run, table, Claim(owner, rows, 0.0))
         raise failed[0]
-    release(undo, table, Claim(owner, took, 0.0))
+    release(run, table, Claim(owner, took, 0.0))
     try:
         for row in rows:
             pause = _FIRST_PAUSE
-            while not run(lambda client, row=row: _take(client, table, row, owner)):
+            while not run(lambda client, row=row: _take(client, table, row, owner), deadline=deadline):
                 if deadline is not None and time.monotonic() + pause >= deadline:
                     raise DeadlineExceeded("the deadline passed waiting for a near-duplicate's deduplication")
                 time.sleep(pause * random.uniform(0.5, 1.0))
                 pause = min(pause * 2, _LONGEST_PAUSE)
     except BaseException:  # every row, as above: the row being taken may be ours already
         with contextlib.suppress(Exception):  # best effort: HBase may be what failed; the TTL remains
-            release(undo, table, Claim(owner, rows, 0.0))
+            release(run, table, Claim(owner, rows, 0.0))
         raise
     return Claim(owner, rows, time.monotonic())
 
 
-def release(run: Run[Any], table: bytes, held: Claim, each: Callable[..., Iterable[Any]] = map) -> None:
+def release(run: Run, table: bytes, held: Claim, each: Callable[..., Iterable[Any]] = map) -> None:
     """Free the rows of ``held`` that are still its own (``each`` as in claim).
 
     Freeing writes the empty value rather than deleting: a delete's tombstone masks a put of the same

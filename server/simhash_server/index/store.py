@@ -19,7 +19,6 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 from typing import Any, TypeVar
 
 import happybase
@@ -234,10 +233,7 @@ class IndexStore:
     # -- reads ----------------------------------------------------------------------------------------
     def claim(self, fp: int, deadline: float | None = None) -> Claim:
         """Wait for, then hold, the deduplication claims of ``fp``'s drawers (claims.py)."""
-        run = partial(self.thrift2.run, deadline=deadline)
-        table = self._names["claims"]
-        # What it took on the way goes back whatever the deadline: a claim left behind blocks for a lease.
-        return claim(run, table, fp, new_owner(), deadline, self._claiming.map, give_back=self.thrift2.run)
+        return claim(self.thrift2.run, self._names["claims"], fp, new_owner(), deadline, self._claiming.map)
 
     def release(self, held: Claim) -> None:
         release(self.thrift2.run, self._names["claims"], held, self._claiming.map)
