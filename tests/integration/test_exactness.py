@@ -3,12 +3,14 @@ one query at a time and with many at once (concurrent queries share their drawer
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
 import pytest
 
+from simhash_server.index.keys import drawer_prefixes
 from simhash_server.index.store import IndexStore
 from simhash_server.metrics import BATCH_CALLS
 
@@ -69,6 +71,27 @@ def test_drawer_index_finds_exactly_what_brute_force_finds(loaded: Loaded) -> No
                 assert (doc in found) == (distance <= 3), (doc, distance)
     # every document landed, whichever writer's batch carried it
     assert loaded.store.count_documents() == len(loaded.ids)
+
+
+@pytest.mark.parametrize(
+    "cached_starts",
+    [
+        pytest.param(lambda probe: [], id="one region cached, eight now (the table split since)"),
+        pytest.param(  # every prefix a scan of its own: 10 scans, more than the store's 8 connections (waves)
+            lambda probe: sorted(drawer_prefixes(probe)), id="a region per prefix cached, eight now"
+        ),
+        pytest.param(lambda probe: [b"\x12\x34", b"\x9a\xbc\xde"], id="boundaries that never existed"),
+    ],
+)
+def test_stale_region_boundaries_cost_scans_never_rows(
+    loaded: Loaded, monkeypatch, cached_starts: Callable[[int], list[bytes]]
+) -> None:
+    # A query groups its prefixes by the region starts it cached (for a minute); the regions may have split
+    # or merged since (a new index's one drawer region splits as it grows).  However the prefixes are grouped,
+    # every group's scan must be read in full, wherever its rows now lie.
+    for probe in loaded.probes:
+        monkeypatch.setattr(loaded.store.scans, "_region_starts", lambda deadline, p=probe: cached_starts(p))
+        assert [(h.distance, h.doc_id) for h in loaded.store.query(probe)] == loaded.expected(probe)
 
 
 def test_concurrent_queries_share_scans_and_each_gets_its_own_answer(loaded: Loaded) -> None:
