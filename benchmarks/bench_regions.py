@@ -1,4 +1,4 @@
-"""Drawer regions on one region server, side by side: the same documents in indexes of 2 and 16 regions.
+"""Drawer regions on one region server, side by side: the same documents in indexes of 2 and 1 regions (`--regions`).
 
 One HBase (`make run`'s settings: G1, 2 GiB heap) holds one index per entry of ``--regions``.  The same N
 documents (random fingerprints) go into each through ``IndexStore.index_many``, a batch to each in turn, so
@@ -114,7 +114,7 @@ def measure(indexes: Indexes, asked: list[int], warmup: list[int]) -> dict[str, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
-        "--regions", type=lambda s: [int(x) for x in s.split(",")], default=[16, 2], help="drawer regions per index"
+        "--regions", type=lambda s: [int(x) for x in s.split(",")], default=[2, 1], help="drawer regions per index"
     )
     parser.add_argument("--documents", type=lambda s: int(float(s)), default=1_000_000)
     parser.add_argument("--queries", type=int, default=1000)

@@ -25,11 +25,13 @@ FAMILY = "d"
 FOREVER = 2**31 - 1  # HBase's TTL meaning "no TTL" (HConstants.FOREVER)
 CLAIM_TTL_SECONDS = 60  # the lease of a Deduplicate call's claims (simhash_server.index.claims)
 # A new drawer table's regions, for one region server.  A query scans once per region its prefixes fall in,
-# and a write batch goes to every region, so regions beyond the servers' parallelism cost CPU per call:
-# against 16, side by side at 10^6 (docs/benchmarks.md, regions), 2 gave query p50 0.89-0.95x and writes
-# 1.18x.  Not 1: HBase's default split policy splits a table's only region on a server at 256 MB.  A
-# cluster pre-splits more (`schema apply --regions`, docs/operations.md); HBase splits as regions grow.
-DRAWER_REGIONS = 2
+# and a write batch goes to every region, so regions beyond the servers' parallelism cost CPU per call.  Side
+# by side at 10^6 (docs/benchmarks.md, regions): 2 against 16 gave query p50 0.89-0.95x and writes 1.18x;
+# 1 against 2, p50 0.91-0.97x in process and writes 1.04-1.05x.  As the table grows, HBase's default split
+# policy splits a table's only region on a server at 256 MB (1.3 million fingerprints here) and then
+# waits for hbase.hregion.max.filesize (10 GB).  A cluster pre-splits more (`schema apply --regions`,
+# docs/operations.md).
+DRAWER_REGIONS = 1
 
 
 @dataclass(frozen=True)

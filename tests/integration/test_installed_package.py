@@ -64,7 +64,7 @@ def test_an_installed_wheel_applies_the_schema_from_another_directory(
         )
         assert shown.returncode == 0, shown.stderr
         report = json.loads(shown.stdout)
-        assert report[f"{prefix}_drawers"]["regions"] == DRAWER_REGIONS == 2
+        assert report[f"{prefix}_drawers"]["regions"] == DRAWER_REGIONS == 1
         location = subprocess.run(
             [installed / "python", "-c", "import simhash_schema.thrift2 as t; print(t.PACKAGED_IDL)"],
             cwd=elsewhere,
