@@ -90,7 +90,7 @@ def test_stale_region_boundaries_cost_scans_never_rows(
     # or merged since (a new index's one drawer region splits as it grows).  However the prefixes are grouped,
     # every group's scan must be read in full, wherever its rows now lie.
     for probe in loaded.probes:
-        monkeypatch.setattr(loaded.store.scans, "_region_starts", lambda deadline, p=probe: cached_starts(p))
+        monkeypatch.setattr(loaded.store.scans, "region_starts", lambda deadline, p=probe: cached_starts(p))
         assert [(h.distance, h.doc_id) for h in loaded.store.query(probe)] == loaded.expected(probe)
 
 

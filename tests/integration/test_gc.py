@@ -12,6 +12,7 @@ import pytest
 from simhash_server.index.gc import collect, estimate_orphans, last_report
 from simhash_server.index.keys import doc_column, drawer_keys, fingerprint_row
 from simhash_server.index.model import Document
+from simhash_server.index.nearby import Fp2docsRead
 from simhash_server.index.scans import count_rows
 from simhash_server.index.writes import delete_steps, index_steps
 
@@ -227,14 +228,14 @@ def test_a_fingerprint_shared_by_thousands_costs_a_query_only_its_limit(make_ind
         store.index_many([(d, hot) for d in ids[n : n + 1_000]])
     store.index_many([("near-b", near), ("near-a", near)])
     read: list[int] = []  # documents each fp2docs read returned
-    documents_of = store._documents_of
+    documents_of = Fp2docsRead.documents
 
-    def counted(columns, deadline):
-        found = documents_of(columns, deadline)
+    def counted(self, reply):
+        found = documents_of(self, reply)
         read.append(sum(len(docs) for docs in found.values()))
         return found
 
-    monkeypatch.setattr(store, "_documents_of", counted)
+    monkeypatch.setattr(Fp2docsRead, "documents", counted)
     hits = store.query(hot, limit=10)
     assert [h.doc_id for h in hits] == sorted(ids)[:10]
     assert read == [12]  # 10 of the hot fingerprint (not 5,000) and the 2 of the near one

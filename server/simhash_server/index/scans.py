@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from thriftpy2.thrift import TException
@@ -25,11 +25,11 @@ from simhash_server.index.keys import KEY_LENGTH, PREFIX_LENGTH, drawer_prefixes
 from simhash_server.index.pool import TRANSPORT_ERRORS, ConnectionPool
 from simhash_server.metrics import HBASE_CALL_SECONDS
 
-__all__ = ["DrawerScans", "count_rows", "row_keys"]
+__all__ = ["SCAN_PAGE", "DrawerScans", "ScanPlan", "count_rows", "read_on", "row_keys", "scan_request"]
 
 log = logging.getLogger(__name__)
 
-_SCAN_PAGE = 10_000
+SCAN_PAGE = 10_000
 _REGION_CACHE_SECONDS = 60.0
 # stop = prefix + ff*9 sorts after every 13-byte key under the prefix and shares its 5 bytes, so the
 # ROWPREFIX_FIXED_LENGTH(5) bloom filter can skip store files without the prefix.
@@ -37,15 +37,15 @@ _STOP_TAIL = b"\xff" * (KEY_LENGTH - PREFIX_LENGTH + 1)
 
 
 def _paged(pool: ConnectionPool[Any], table: bytes, deadline: float | None, **scan: Any) -> list[Any]:
-    """Every result of a scan, one Thrift2 call per _SCAN_PAGE rows."""
+    """Every result of a scan, one Thrift2 call per SCAN_PAGE rows."""
     t = hbase2()
     out: list[Any] = []
     start = scan.pop("startRow", b"")
     while True:
-        page = t.TScan(startRow=start, caching=_SCAN_PAGE, limit=_SCAN_PAGE, **scan)
-        results = pool.run(lambda c, s=page: c.getScannerResults(table, s, _SCAN_PAGE), deadline=deadline)
+        page = t.TScan(startRow=start, caching=SCAN_PAGE, limit=SCAN_PAGE, **scan)
+        results = pool.run(lambda c, s=page: c.getScannerResults(table, s, SCAN_PAGE), deadline=deadline)
         out.extend(results)
-        if len(results) < _SCAN_PAGE:
+        if len(results) < SCAN_PAGE:
             return out
         start = results[-1].row + b"\x00"
 
@@ -77,38 +77,69 @@ def _drawer_scan(prefixes: list[bytes]) -> dict[str, Any]:
     return scan
 
 
+class ScanPlan:
+    """A batch's drawer reads: the prefixes of every fingerprint grouped by the region holding them, one scan
+    per group, and which fingerprints asked for each prefix."""
+
+    def __init__(self, fps: Sequence[int], region_starts: list[bytes]) -> None:
+        self.size = len(fps)
+        self.owners: dict[bytes, list[int]] = {}
+        for n, fp in enumerate(fps):
+            for prefix in drawer_prefixes(fp):
+                self.owners.setdefault(prefix, []).append(n)
+        groups: dict[int, list[bytes]] = {}
+        for prefix in sorted(self.owners):
+            groups.setdefault(bisect.bisect_right(region_starts, prefix), []).append(prefix)
+        self.scans = [_drawer_scan(group) for group in groups.values()]
+
+    def found(self, keys: Iterable[bytes]) -> list[set[int]]:
+        """For each fingerprint, the stored fingerprints among the drawer row keys the scans read."""
+        found: list[set[int]] = [set() for _ in range(self.size)]
+        for key in keys:
+            prefix, candidate = split_key(key)
+            for n in self.owners[prefix]:
+                found[n].add(candidate)
+        return found
+
+
+def scan_request(table: bytes, scan: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of the ``getScannerResults`` call reading one page of a drawer scan."""
+    tscan = hbase2().TScan(caching=SCAN_PAGE, limit=SCAN_PAGE, **scan)
+    return {"table": table, "tscan": tscan, "numRows": SCAN_PAGE}
+
+
+def read_on(scan: dict[str, Any], rows: list[Any]) -> dict[str, Any] | None:
+    """The rest of a scan whose page came back full, from after its last row (None: the scan is done)."""
+    return scan | {"startRow": rows[-1].row + b"\x00"} if len(rows) == SCAN_PAGE else None
+
+
 class DrawerScans:
     """Reads of one drawer table: every stored fingerprint sharing a drawer with each of many fingerprints."""
 
     def __init__(self, pool: ConnectionPool[Any], table: bytes) -> None:
-        self._pool = pool
-        self._table = table
+        self.pool = pool
+        self.table = table
         self._regions: tuple[float, list[bytes]] | None = None
         self._call_seconds = HBASE_CALL_SECONDS.labels(pool.name)  # once: a label lookup takes a lock
 
     def candidates(self, fps: Sequence[int], deadline: float | None) -> list[set[int]]:
         """For each fingerprint, every stored fingerprint sharing a drawer with it."""
-        owners: dict[bytes, list[int]] = {}
-        for n, fp in enumerate(fps):
-            for prefix in drawer_prefixes(fp):
-                owners.setdefault(prefix, []).append(n)
-        groups: dict[int, list[bytes]] = {}
-        starts = self._region_starts(deadline)
-        for prefix in sorted(owners):
-            groups.setdefault(bisect.bisect_right(starts, prefix), []).append(prefix)
-        found: list[set[int]] = [set() for _ in fps]
-        for key in self._keys([_drawer_scan(group) for group in groups.values()], deadline):
-            prefix, candidate = split_key(key)
-            for n in owners[prefix]:
-                found[n].add(candidate)
-        return found
+        plan = ScanPlan(fps, self.region_starts(deadline))
+        return plan.found(self._keys(plan.scans, deadline))
 
-    def _region_starts(self, deadline: float | None) -> list[bytes]:
-        """Start keys of the table's regions (cached for a minute; regions split rarely)."""
+    def cached_region_starts(self) -> list[bytes] | None:
+        """The region starts if the cache is fresh, without a call (None: ask ``region_starts``)."""
         cached = self._regions
         if cached is not None and time.monotonic() - cached[0] < _REGION_CACHE_SECONDS:
             return cached[1]
-        locations = self._pool.run(lambda c: c.getAllRegionLocations(self._table), deadline=deadline)
+        return None
+
+    def region_starts(self, deadline: float | None) -> list[bytes]:
+        """Start keys of the table's regions (cached for a minute; regions split rarely)."""
+        cached = self.cached_region_starts()
+        if cached is not None:
+            return cached
+        locations = self.pool.run(lambda c: c.getAllRegionLocations(self.table), deadline=deadline)
         starts = sorted(loc.regionInfo.startKey or b"" for loc in locations)[1:]  # the first starts at b""
         self._regions = (time.monotonic(), starts)
         return starts
@@ -119,27 +150,27 @@ class DrawerScans:
         A scan that fills a page is read on, and a failed wave is read again, through the pool's paged and
         retried calls: the rare paths stay the plain ones."""
         if deadline is not None and time.monotonic() >= deadline:
-            raise DeadlineExceeded(f"{self._pool.name}: the deadline passed")
-        t = hbase2()
+            raise DeadlineExceeded(f"{self.pool.name}: the deadline passed")
         keys: list[bytes] = []
         unfinished: list[dict[str, Any]] = []  # full pages: read on from their last row
         try:
-            with self._pool.held(len(scans)) as conns:
+            with self.pool.held(len(scans)) as conns:
                 for lo in range(0, len(scans), len(conns)):
                     wave = list(zip(conns, scans[lo : lo + len(conns)], strict=False))  # the last wave may be short
                     began = time.perf_counter()
                     for conn, scan in wave:
-                        tscan = t.TScan(caching=_SCAN_PAGE, limit=_SCAN_PAGE, **scan)
-                        send_request(conn, "getScannerResults", table=self._table, tscan=tscan, numRows=_SCAN_PAGE)
+                        send_request(conn, "getScannerResults", **scan_request(self.table, scan))
                     for conn, scan in wave:
                         rows = receive_reply(conn, "getScannerResults")
                         self._call_seconds.observe(time.perf_counter() - began)
                         keys.extend(r.row for r in rows)
-                        if len(rows) == _SCAN_PAGE:
-                            unfinished.append(scan | {"startRow": rows[-1].row + b"\x00"})
+                        if (rest := read_on(scan, rows)) is not None:
+                            unfinished.append(rest)
         except (*TRANSPORT_ERRORS, TException) as exc:
-            log.warning("%s: pipelined drawer scans failed, retrying one by one: %r", self._pool.name, exc)
+            log.warning("%s: pipelined drawer scans failed, retrying one by one: %r", self.pool.name, exc)
             keys, unfinished = [], scans
-        for scan in unfinished:
-            keys.extend(r.row for r in _paged(self._pool, self._table, deadline, **scan))
-        return keys
+        return keys + self.read_rest(unfinished, deadline)
+
+    def read_rest(self, scans: list[dict[str, Any]], deadline: float | None) -> list[bytes]:
+        """The row keys of scans read one by one, page by page, through the pool's retried calls."""
+        return [r.row for scan in scans for r in _paged(self.pool, self.table, deadline, **scan)]

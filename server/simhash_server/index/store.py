@@ -30,7 +30,6 @@ from simhash_schema import (
     VersionMismatch,
     connect,
     ensure_meta,
-    hbase2,
     index_tables,
     read_meta,
     table_exists,
@@ -39,12 +38,7 @@ from simhash_server.fingerprint import FINGERPRINT_VERSION, VERSIONS, Recipe, re
 from simhash_server.index.claims import Claim, claim, new_owner, release
 from simhash_server.index.coalesce import Coalescer
 from simhash_server.index.config import StoreConfig
-from simhash_server.index.keys import (
-    LAYOUT,
-    doc_of_qualifier,
-    fingerprint_of_row,
-    fingerprint_row,
-)
+from simhash_server.index.keys import LAYOUT, fingerprint_of_row, fingerprint_row
 from simhash_server.index.model import (
     MAX_DISTANCE,
     VERIFY_MAX_DISTANCE,
@@ -61,10 +55,11 @@ from simhash_server.index.model import (
     ranked,
     verified,
 )
+from simhash_server.index.nearby import near_candidates
 from simhash_server.index.pool import ConnectionPool, close_quietly
 from simhash_server.index.scans import DrawerScans, count_rows, row_keys
 from simhash_server.index.writes import FP_COLUMN, Step, delete_steps, index_steps
-from simhash_server.metrics import BATCH_CALLS, CANDIDATES
+from simhash_server.metrics import BATCH_CALLS
 
 __all__ = ["IndexStore", "StoreConfig", "check_meta"]
 
@@ -90,7 +85,6 @@ def check_meta(stored: IndexMeta, wanted: str | None) -> Recipe:
 
 
 C = TypeVar("C")
-Doc = tuple[str, bytes]  # (document id, sketch)
 
 
 class IndexStore:
@@ -127,12 +121,13 @@ class IndexStore:
         self.meta: IndexMeta | None = None
         self.recipe: Recipe = recipe_of(config.fingerprint_version or FINGERPRINT_VERSION)  # until open() reads it
 
-    def coalescers(self, kind: Callable[..., C]) -> tuple[C, C]:
-        """The query and write coalescers over this store's batch calls, of ``kind`` (Coalescer for threads,
-        AsyncCoalescer for an event loop), sized by the config."""
+    def coalescers(self, kind: Callable[..., C], near_many: Callable[..., Any] | None = None) -> tuple[C, C]:
+        """The query and write coalescers over this store's batch calls (or ``near_many`` for queries), of
+        ``kind`` (Coalescer for threads, AsyncCoalescer for an event loop), sized by the config."""
         config = self.config
+        queries = near_many or self.near_many
         return (
-            kind(self.near_many, config.batch_queries, config.query_lanes, BATCH_CALLS.labels("queries").observe),
+            kind(queries, config.batch_queries, config.query_lanes, BATCH_CALLS.labels("queries").observe),
             kind(self.write_many, config.batch_documents, config.write_lanes, BATCH_CALLS.labels("writes").observe),
         )
 
@@ -280,46 +275,13 @@ class IndexStore:
         return self._nearby.submit(probe, deadline=deadline)
 
     def near_many(self, probes: list[Probe], deadline: float | None) -> list[list[Near]]:
-        """For each probe, the documents near it: one batch; callers reach it through a coalescer."""
+        """For each probe, the documents near it: one batch (nearby.py); callers reach it through a coalescer."""
         found = self.scans.candidates([probe.simhash for probe in probes], deadline)
-        near: list[dict[int, int]] = []
-        columns: dict[int, int | None] = {}  # candidate -> how many of its documents to read (None: all)
-        for probe, candidates in zip(probes, found, strict=True):
-            CANDIDATES.observe(len(candidates))
-            each = {c: d for c in candidates if (d := (c ^ probe.simhash).bit_count()) <= probe.max_distance}
-            near.append(each)
-            for c in each:
-                columns[c] = _wider(columns[c], probe.per_fingerprint) if c in columns else probe.per_fingerprint
-        if not columns:
+        near, read = near_candidates(probes, found)
+        if not read:
             return [[] for _ in probes]
-        documents = self._documents_of(columns, deadline)
-        return [
-            [
-                Near(doc, candidate, distance, sketch)
-                for candidate, distance in each.items()
-                for doc, sketch in documents.get(candidate, ())
-            ]
-            for each in near
-        ]
-
-    def _documents_of(self, columns: dict[int, int | None], deadline: float | None) -> dict[int, list[Doc]]:
-        """(doc id, sketch) of the first ``columns[fp]`` documents of each fingerprint, by id.
-
-        HBase keeps a row's columns sorted, and hits rank by distance, then id: the first n columns of a
-        fingerprint are the only ones a query of limit n can return, so a fingerprint shared by a million
-        documents costs a query no more than one shared by n (storeLimit: a per-row column limit)."""
-        t = hbase2()
-        fps = sorted(columns)
-        gets = [t.TGet(row=fingerprint_row(fp), storeLimit=columns[fp]) for fp in fps]
-        table = self._names["fp2docs"]
-        if len(gets) == 1:  # most queries' one hit: a get costs the gateway and the region server less than a multi
-            results = [self.thrift2.run(lambda c: c.get(table, gets[0]), deadline=deadline)]
-        else:
-            results = self.thrift2.run(lambda c: c.getMultiple(table, gets), deadline=deadline)
-        return {  # orphans (no documents left) come back empty: skipped
-            fp: [(doc_of_qualifier(cv.qualifier), cv.value or b"") for cv in result.columnValues or ()]
-            for fp, result in zip(fps, results, strict=True)
-        }
+        api, arguments = read.request(self._names["fp2docs"])
+        return read.near(near, self.thrift2.run(lambda c: getattr(c, api)(**arguments), deadline=deadline))
 
     def query(
         self, fp: int, max_distance: int = MAX_DISTANCE, limit: int | None = None, deadline: float | None = None
@@ -342,7 +304,3 @@ class IndexStore:
         check_verified_query(fp, sketch, min_similarity, max_distance)
         near = self._near_documents(Probe.verified(fp, max_distance, limit), deadline)
         return verified(near, sketch, min_similarity, limit)
-
-
-def _wider(a: int | None, b: int | None) -> int | None:
-    return None if a is None or b is None else max(a, b)
