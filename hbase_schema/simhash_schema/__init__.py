@@ -14,7 +14,16 @@ from simhash_schema.tables import (
     TableSpec,
     index_tables,
 )
-from simhash_schema.thrift2 import SchemaError, connect, hbase2, receive_reply, send_request
+from simhash_schema.thrift2 import (
+    Incomplete,
+    SchemaError,
+    connect,
+    decode_reply,
+    encode_request,
+    hbase2,
+    receive_reply,
+    send_request,
+)
 
 __all__ = [
     "BLOOM_TYPES",
@@ -23,6 +32,7 @@ __all__ = [
     "DRAWER_REGIONS",
     "ENCODINGS",
     "FamilySpec",
+    "Incomplete",
     "IndexMeta",
     "IndexTables",
     "SchemaError",
@@ -31,7 +41,9 @@ __all__ = [
     "VersionMismatch",
     "apply_schema",
     "connect",
+    "decode_reply",
     "describe",
+    "encode_request",
     "ensure_meta",
     "hbase2",
     "index_tables",
