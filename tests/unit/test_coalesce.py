@@ -323,3 +323,97 @@ def test_async_a_batch_that_ends_after_its_loop_closed_is_dropped_quietly(caplog
     coalescer._threads.shutdown(wait=True)
     assert recorder.batches == [[1]]
     assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
+
+
+# -- AsyncCoalescer with a coroutine batch function: batches run as tasks on the loop ---------------------
+class LoopRecorder:
+    """A coroutine batch function: records its batches, waits at ``gate``, answers item * 10 (a negative item
+    fails its batch)."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[int]] = []
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.entered = asyncio.Queue[None]()
+        self.running = self.most_running = 0
+
+    async def __call__(self, items: list[int], deadline: float | None) -> list[int]:
+        self.batches.append(list(items))
+        self.running += 1
+        self.most_running = max(self.most_running, self.running)
+        self.entered.put_nowait(None)
+        try:
+            await self.gate.wait()
+        finally:
+            self.running -= 1
+        if any(item < 0 for item in items):
+            raise OSError("HBase is down")
+        return [item * 10 for item in items]
+
+
+async def hold_first_on_loop(max_size: int, item: int) -> tuple[LoopRecorder, AsyncCoalescer, asyncio.Task]:
+    """A coalescer of coroutine batches whose first batch (``item`` alone) is running and held at its gate."""
+    recorder = LoopRecorder()
+    coalescer: AsyncCoalescer[int, int] = AsyncCoalescer(recorder, max_size=max_size, lanes=1)
+    recorder.gate.clear()
+    first = asyncio.create_task(coalescer.submit(item))
+    await recorder.entered.get()
+    return recorder, coalescer, first
+
+
+def test_loop_batches_run_on_the_loop_and_calls_arriving_meanwhile_share_the_next_one() -> None:
+    async def main() -> None:
+        recorder, coalescer, first = await hold_first_on_loop(max_size=5, item=0)
+        rest = [asyncio.create_task(coalescer.submit(n)) for n in range(1, 8)]
+        await queued(coalescer, 7)
+        recorder.gate.set()
+        assert await first == 0
+        assert await asyncio.gather(*rest) == [n * 10 for n in range(1, 8)]
+        assert recorder.batches == [[0], [1, 2, 3, 4, 5], [6, 7]]
+        assert coalescer._threads._threads == set()  # no batch thread was ever started
+        coalescer.close()
+
+    run_async(main())
+
+
+def test_loop_batches_an_error_reaches_every_caller_of_its_batch_only() -> None:
+    async def main() -> None:
+        recorder, coalescer, first = await hold_first_on_loop(max_size=100, item=5)
+        doomed = [asyncio.create_task(coalescer.submit(n)) for n in (-1, 7)]
+        await queued(coalescer, 2)
+        recorder.gate.set()
+        assert await first == 50
+        for task in doomed:
+            with pytest.raises(OSError, match="HBase is down"):
+                await task
+        assert await coalescer.submit(2) == 20  # the lane was given back
+
+    run_async(main())
+
+
+def test_loop_batches_lanes_bound_the_batches_running_at_once() -> None:
+    async def main() -> None:
+        recorder = LoopRecorder()
+        coalescer: AsyncCoalescer[int, int] = AsyncCoalescer(recorder, max_size=1, lanes=3)
+        recorder.gate.clear()
+        tasks = [asyncio.create_task(coalescer.submit(n)) for n in range(8)]
+        for _ in range(3):
+            await recorder.entered.get()
+        await queued(coalescer, 5)
+        assert recorder.running == 3
+        recorder.gate.set()
+        assert sorted(await asyncio.gather(*tasks)) == [n * 10 for n in range(8)]
+        assert recorder.most_running == 3 and len(recorder.batches) == 8
+
+    run_async(main())
+
+
+def test_loop_batches_closing_cancels_a_running_batch_and_its_callers_hear_why() -> None:
+    async def main() -> None:
+        recorder, coalescer, caller = await hold_first_on_loop(max_size=8, item=1)
+        coalescer.close()
+        with pytest.raises(RuntimeError, match="server is stopping"):
+            await caller
+        assert recorder.running == 0 and not coalescer._tasks
+
+    run_async(main())

@@ -8,17 +8,19 @@ waits for a batch to fill: a lone caller runs at once, alone, so the added laten
 and under load the batches grow by themselves while the lanes are busy.
 
 ``Coalescer`` serves threads (the store's own blocking API); ``AsyncCoalescer`` serves the asyncio gRPC
-server, whose callers wait on futures instead of each holding a thread.
+server, whose callers wait on futures instead of each holding a thread, and runs each batch in a thread or,
+given a coroutine function, as a task on the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -44,7 +46,8 @@ class _Batching(Generic[T, R, Q]):
 
     def __init__(
         self,
-        run_batch: Callable[[list[T], float | None], Sequence[R]],
+        run_batch: Callable[[list[T], float | None], Sequence[R]]
+        | Callable[[list[T], float | None], Awaitable[Sequence[R]]],
         max_size: int,
         lanes: int,
         observe: Callable[[int], None] | None = None,
@@ -130,7 +133,7 @@ class Coalescer(_Batching[T, R, _Pending[T, R]]):
         if self._observe is not None:
             self._observe(len(batch))
         try:
-            results: Sequence[R] = self._run_batch([p.item for p in batch], deadline)
+            results: Sequence[R] = self._run_batch([p.item for p in batch], deadline)  # type: ignore[assignment]
             if len(results) != len(batch):
                 raise RuntimeError(f"batch of {len(batch)} items gave {len(results)} results")
             for pending, result in zip(batch, results, strict=True):
@@ -162,13 +165,17 @@ class AsyncCoalescer(_Batching[T, R, _Waiting[T, R]]):
     """``await submit(item)``: Coalescer's batching for asyncio callers.
 
     ``run_batch`` blocks (it calls HBase), so each batch runs in one of ``lanes`` worker threads; the event
-    loop only queues items and hands out results.  Deadlines cost no timer per call: gRPC cancels a call's
+    loop only queues items and hands out results.  A coroutine function ``run_batch`` runs as a task on the
+    loop instead (at most ``lanes`` at once).  Deadlines cost no timer per call: gRPC cancels a call's
     task when its deadline passes, and a cancelled caller's item leaves the queue (or, already running, its
     batch finishes for the others).  An item whose deadline has passed when a batch forms gets
     DeadlineExceeded instead of a place in it; a batch's deadline is the latest of its callers'.
     """
 
     def _prepare(self) -> None:
+        run = self._run_batch  # a coroutine function, or an object whose __call__ is one
+        self._on_loop = inspect.iscoroutinefunction(run) or inspect.iscoroutinefunction(type(run).__call__)
+        self._tasks: set[asyncio.Task[Sequence[R]]] = set()  # the loop holds tasks weakly
         self._threads = ThreadPoolExecutor(max_workers=self.lanes, thread_name_prefix="batch")
 
     async def submit(self, item: T, size: int = 1, deadline: float | None = None) -> R:
@@ -198,15 +205,32 @@ class AsyncCoalescer(_Batching[T, R, _Waiting[T, R]]):
             self._busy += 1
             if self._observe is not None:
                 self._observe(len(batch))
-            running = self._threads.submit(self._run_batch, [w.item for w in batch], deadline)
-            running.add_done_callback(lambda done, batch=batch: self._hand_back(loop, batch, done))
+            items = [w.item for w in batch]
+            if self._on_loop:
+                task = loop.create_task(self._run_batch(items, deadline))  # type: ignore[arg-type]
+                self._tasks.add(task)
+                task.add_done_callback(lambda done, batch=batch: self._finish_task(loop, batch, done))
+            else:
+                running = self._threads.submit(self._run_batch, items, deadline)
+                running.add_done_callback(lambda done, batch=batch: self._hand_back(loop, batch, done))
 
     def _hand_back(self, loop: asyncio.AbstractEventLoop, batch: list[_Waiting[T, R]], done: Future[Any]) -> None:
         """In the batch's thread: have the loop deliver the results."""
         with contextlib.suppress(RuntimeError):  # the loop has closed: the server stopped, nobody waits
             loop.call_soon_threadsafe(self._finish, loop, batch, done)
 
-    def _finish(self, loop: asyncio.AbstractEventLoop, batch: list[_Waiting[T, R]], done: Future[Any]) -> None:
+    def _finish_task(
+        self, loop: asyncio.AbstractEventLoop, batch: list[_Waiting[T, R]], done: asyncio.Task[Sequence[R]]
+    ) -> None:
+        self._tasks.discard(done)
+        self._finish(loop, batch, done)
+
+    def _finish(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        batch: list[_Waiting[T, R]],
+        done: Future[Any] | asyncio.Future[Sequence[R]],
+    ) -> None:
         self._busy -= 1
         error = (
             RuntimeError("the batch was cancelled: the server is stopping") if done.cancelled() else done.exception()
@@ -224,5 +248,7 @@ class AsyncCoalescer(_Batching[T, R, _Waiting[T, R]]):
         self._start_batches(loop)
 
     def close(self) -> None:
-        """Stop the worker threads once their running batches end."""
+        """Stop the worker threads once their running batches end; cancel the batches running on the loop."""
         self._threads.shutdown(wait=False, cancel_futures=True)
+        for task in self._tasks:
+            task.cancel()
