@@ -3,17 +3,24 @@ one query at a time and with many at once (concurrent queries share their drawer
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import socket
+import time
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 import pytest
 
+from simhash_server.index.async_store import AsyncIndexStore
+from simhash_server.index.errors import DeadlineExceeded
 from simhash_server.index.keys import drawer_prefixes
+from simhash_server.index.model import Hit
 from simhash_server.index.store import IndexStore
 from simhash_server.metrics import BATCH_CALLS
 
+R = TypeVar("R")
 N_RANDOM = 100_000
 N_PROBES = 40
 
@@ -118,3 +125,115 @@ def test_concurrent_single_document_writes_all_land(loaded: Loaded) -> None:
     for doc, fp in writes:
         assert store.get(doc) == fp
         assert (doc, fp, 0) in [(h.doc_id, h.simhash, h.distance) for h in store.query(fp, max_distance=0)]
+
+
+# -- serve's way: a batch of queries read on the event loop (loop_reads.py) ---------------------------------
+def _on_a_loop(store: IndexStore, work: Callable[[AsyncIndexStore], Awaitable[R]]) -> R:
+    """``work(index)`` with an AsyncIndexStore over ``store`` on a new event loop (the store stays open)."""
+
+    async def main() -> R:
+        with ThreadPoolExecutor(4) as executor:
+            index = AsyncIndexStore(store, executor)
+            try:
+                return await work(index)
+            finally:
+                index._nearby.close()
+                index._writes.close()
+                assert index._reads is not None
+                index._reads.close()
+
+    return asyncio.run(main())
+
+
+def _in_threads(store: IndexStore, monkeypatch) -> list[list]:
+    """Records each batch answered in a thread (the store's blocking path) instead of on the loop."""
+    batches: list[list] = []
+    near_many = store.near_many
+
+    def recorded(probes, deadline):
+        batches.append(list(probes))
+        return near_many(probes, deadline)
+
+    monkeypatch.setattr(store, "near_many", recorded)
+    return batches
+
+
+def test_queries_read_on_the_event_loop_find_exactly_what_brute_force_finds(loaded: Loaded, monkeypatch) -> None:
+    loaded.store.scans.region_starts(None)  # a fresh cache of the eight regions: the loop's common path
+    in_threads = _in_threads(loaded.store, monkeypatch)
+
+    async def work(index: AsyncIndexStore) -> list[list[Hit]]:
+        alone = [await index.query(probe) for probe in loaded.probes]
+        together = await asyncio.gather(*(index.query(probe) for probe in loaded.probes * 3))
+        return alone + list(together)
+
+    answers = _on_a_loop(loaded.store, work)
+    for probe, hits in zip(loaded.probes * 4, answers, strict=True):
+        assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
+    assert in_threads == []
+
+
+def test_queries_on_the_event_loop_read_in_waves_when_scans_outnumber_connections(loaded: Loaded, monkeypatch) -> None:
+    in_threads = _in_threads(loaded.store, monkeypatch)
+    for probe in loaded.probes[:10]:  # a region per prefix: 10 scans, 8 connections
+        starts = sorted(drawer_prefixes(probe))
+        monkeypatch.setattr(loaded.store.scans, "cached_region_starts", lambda s=starts: s)
+        hits = _on_a_loop(loaded.store, lambda index, p=probe: index.query(p))
+        assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
+    assert in_threads == []
+
+
+def test_stale_region_boundaries_on_the_event_loop_go_to_a_thread_which_refreshes_them(
+    loaded: Loaded, monkeypatch
+) -> None:
+    in_threads = _in_threads(loaded.store, monkeypatch)
+    monkeypatch.setattr(loaded.store.scans, "_regions", None)  # as a minute after the last refresh
+    probe = loaded.probes[0]
+    hits = _on_a_loop(loaded.store, lambda index: index.query(probe))
+    assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
+    assert [[p.simhash for p in batch] for batch in in_threads] == [[probe]]
+    assert loaded.store.scans.cached_region_starts() is not None
+
+
+def test_a_broken_loop_connection_costs_one_batch_a_thread_never_an_answer(loaded: Loaded, monkeypatch) -> None:
+    loaded.store.scans.region_starts(None)
+    in_threads = _in_threads(loaded.store, monkeypatch)
+    first, second, third = loaded.probes[:3]
+
+    async def work(index: AsyncIndexStore) -> list[list[Hit]]:
+        answers = [await index.query(first)]
+        assert index._reads is not None
+        idle = index._reads._thrift._idle
+        assert idle, "the first query left its connections idle"
+        for conn in idle:  # as a gateway restart, or its idle timeout, leaves them
+            conn.writer.transport.abort()
+        answers.append(await index.query(second))  # fails on the loop, answered in a thread
+        answers.append(await index.query(third))  # fresh connections: the loop again
+        return answers
+
+    answers = _on_a_loop(loaded.store, work)
+    for probe, hits in zip((first, second, third), answers, strict=True):
+        assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
+    assert [[p.simhash for p in batch] for batch in in_threads] == [[second]]
+
+
+def test_an_unreachable_gateway_on_the_event_loop_is_answered_in_a_thread(loaded: Loaded, monkeypatch) -> None:
+    loaded.store.scans.region_starts(None)
+    in_threads = _in_threads(loaded.store, monkeypatch)
+    probe = loaded.probes[1]
+
+    async def work(index: AsyncIndexStore) -> list[Hit]:
+        assert index._reads is not None
+        with socket.socket() as unused:  # a port nothing listens on
+            unused.bind(("127.0.0.1", 0))
+            index._reads._thrift.port = unused.getsockname()[1]
+        return await index.query(probe)
+
+    hits = _on_a_loop(loaded.store, work)
+    assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
+    assert len(in_threads) == 1
+
+
+def test_a_query_on_the_event_loop_past_its_deadline_is_refused(loaded: Loaded) -> None:
+    with pytest.raises(DeadlineExceeded):
+        _on_a_loop(loaded.store, lambda index: index.query(loaded.probes[0], deadline=time.monotonic() - 1))

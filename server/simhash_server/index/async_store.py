@@ -1,9 +1,10 @@
 """The index for asyncio callers (the gRPC server): IndexStore's operations, awaited.
 
-Thrift calls block, so they run in threads: queries and writes in the coalescers' batch threads (concurrent
-calls share one batch of HBase calls, as in IndexStore), everything else in the executor the caller gives.
-The event loop itself only checks arguments, queues work and ranks hits; docs/benchmarks.md (gRPC) has the
-measurement that chose this over a thread per call.
+Concurrent queries, and concurrent writes, share one batch of HBase calls, as in IndexStore.  A batch of
+queries reads HBase on the event loop itself (loop_reads.py; ``query_reads="threads"`` runs it in a batch
+thread instead); Thrift calls that block run in threads: writes in the write coalescer's batch threads,
+everything else in the executor the caller gives.  docs/benchmarks.md (gRPC) has the measurement that chose
+batches over a thread per call.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from simhash_server.fingerprint import Recipe
 from simhash_server.index.claims import Claim
 from simhash_server.index.coalesce import AsyncCoalescer
 from simhash_server.index.gc import GcReport, OrphanEstimate, estimate_orphans, last_report
+from simhash_server.index.loop_reads import LoopReads
 from simhash_server.index.model import (
     MAX_DISTANCE,
     VERIFY_MAX_DISTANCE,
@@ -49,7 +51,9 @@ class AsyncIndexStore:
         self._executor = executor
         self._nearby: AsyncCoalescer[Probe, list[Near]]
         self._writes: AsyncCoalescer[list[tuple[bytes, Document]], int]
-        self._nearby, self._writes = store.coalescers(AsyncCoalescer)
+        self._reads = LoopReads(store, executor) if store.config.query_reads == "loop" else None
+        near_many = self._reads.near_many if self._reads is not None else None
+        self._nearby, self._writes = store.coalescers(AsyncCoalescer, near_many)
 
     @property
     def meta(self) -> IndexMeta | None:
@@ -137,4 +141,6 @@ class AsyncIndexStore:
     def close(self) -> None:
         self._nearby.close()
         self._writes.close()
+        if self._reads is not None:
+            self._reads.close()
         self.store.close()

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["StoreConfig"]
+__all__ = ["QUERY_READS", "StoreConfig"]
+
+# Where serve reads a batch of queries from HBase: on its event loop (loop_reads.py), or in a batch thread
+# through the store's blocking calls, as every other caller does.
+QUERY_READS = ("loop", "threads")
 
 
 @dataclass(frozen=True)
@@ -30,3 +34,8 @@ class StoreConfig:
     # The recipe a new index is created with (None: the newest).  An existing index is served with the one it
     # records; naming another here refuses to open it.
     fingerprint_version: str | None = None
+    query_reads: str = "loop"  # serve only: QUERY_READS
+
+    def __post_init__(self) -> None:
+        if self.query_reads not in QUERY_READS:
+            raise ValueError(f"query_reads must be one of {', '.join(QUERY_READS)}, got {self.query_reads!r}")
