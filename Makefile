@@ -10,7 +10,7 @@ HFILE_JOB := deploy/hfile-job/target/simhash-hfile-job.jar
 PYTEST_ARGS ?=
 
 .PHONY: run stop test test-containers test-cluster cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
-	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-live bench-regions bench-fp2docs bench-warmup bench-cache bench-scans bench-clusters bench-verify golden proto proto-check tools
+	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-live bench-regions bench-reads bench-fp2docs bench-warmup bench-cache bench-scans bench-clusters bench-verify golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
 run: install jars
@@ -208,6 +208,10 @@ bench-live: install jars
 # Drawer regions on one region server: indexes of 16 and 2 regions written and queried side by side.
 bench-regions: install jars
 	$(BIN)/python benchmarks/bench_regions.py $(BENCH_ARGS)
+
+# serve's query reads on its event loop against in a batch thread, side by side on one 10^6 index.
+bench-reads: install jars
+	$(BIN)/python benchmarks/bench_reads.py $(BENCH_ARGS)
 
 # The fp2docs family's encoding, FAST_DIFF against ROW_INDEX_V1, on bench-live's index (BENCH_ARGS="--gcs G1 --keep").
 bench-fp2docs: install jars
