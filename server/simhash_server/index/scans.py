@@ -5,8 +5,9 @@ The prefixes of every fingerprint in a batch are grouped by the region holding t
 by one scan (a MultiRowRangeFilter over its prefixes, keys only): as many Thrift calls as regions touched,
 however many fingerprints.  One thread writes every scan's request, each on a connection of its own, then
 reads the replies: the gateway runs them in parallel, and this process hands nothing between threads (against
-a thread per scan: CPU per call 0.55x, p50 0.83x; docs/benchmarks.md, bench-scans).  Region boundaries are a
-cached hint: a stale one costs speed, never a row.
+a thread per scan: CPU per call 0.55x, p50 0.83x; docs/benchmarks.md, bench-scans); serve's event loop
+reads the same scans with asyncio (loop_reads.py).  Region boundaries are a cached hint: a stale one costs
+speed, never a row.
 """
 
 from __future__ import annotations
@@ -25,11 +26,11 @@ from simhash_server.index.keys import KEY_LENGTH, PREFIX_LENGTH, drawer_prefixes
 from simhash_server.index.pool import TRANSPORT_ERRORS, ConnectionPool
 from simhash_server.metrics import HBASE_CALL_SECONDS
 
-__all__ = ["SCAN_PAGE", "DrawerScans", "ScanPlan", "count_rows", "read_on", "row_keys", "scan_request"]
+__all__ = ["DrawerScans", "ScanPlan", "count_rows", "read_on", "row_keys", "scan_request"]
 
 log = logging.getLogger(__name__)
 
-SCAN_PAGE = 10_000
+_SCAN_PAGE = 10_000
 _REGION_CACHE_SECONDS = 60.0
 # stop = prefix + ff*9 sorts after every 13-byte key under the prefix and shares its 5 bytes, so the
 # ROWPREFIX_FIXED_LENGTH(5) bloom filter can skip store files without the prefix.
@@ -37,15 +38,15 @@ _STOP_TAIL = b"\xff" * (KEY_LENGTH - PREFIX_LENGTH + 1)
 
 
 def _paged(pool: ConnectionPool[Any], table: bytes, deadline: float | None, **scan: Any) -> list[Any]:
-    """Every result of a scan, one Thrift2 call per SCAN_PAGE rows."""
+    """Every result of a scan, one Thrift2 call per _SCAN_PAGE rows."""
     t = hbase2()
     out: list[Any] = []
     start = scan.pop("startRow", b"")
     while True:
-        page = t.TScan(startRow=start, caching=SCAN_PAGE, limit=SCAN_PAGE, **scan)
-        results = pool.run(lambda c, s=page: c.getScannerResults(table, s, SCAN_PAGE), deadline=deadline)
+        page = t.TScan(startRow=start, caching=_SCAN_PAGE, limit=_SCAN_PAGE, **scan)
+        results = pool.run(lambda c, s=page: c.getScannerResults(table, s, _SCAN_PAGE), deadline=deadline)
         out.extend(results)
-        if len(results) < SCAN_PAGE:
+        if len(results) < _SCAN_PAGE:
             return out
         start = results[-1].row + b"\x00"
 
@@ -104,13 +105,13 @@ class ScanPlan:
 
 def scan_request(table: bytes, scan: dict[str, Any]) -> dict[str, Any]:
     """The arguments of the ``getScannerResults`` call reading one page of a drawer scan."""
-    tscan = hbase2().TScan(caching=SCAN_PAGE, limit=SCAN_PAGE, **scan)
-    return {"table": table, "tscan": tscan, "numRows": SCAN_PAGE}
+    tscan = hbase2().TScan(caching=_SCAN_PAGE, limit=_SCAN_PAGE, **scan)
+    return {"table": table, "tscan": tscan, "numRows": _SCAN_PAGE}
 
 
 def read_on(scan: dict[str, Any], rows: list[Any]) -> dict[str, Any] | None:
     """The rest of a scan whose page came back full, from after its last row (None: the scan is done)."""
-    return scan | {"startRow": rows[-1].row + b"\x00"} if len(rows) == SCAN_PAGE else None
+    return scan | {"startRow": rows[-1].row + b"\x00"} if len(rows) == _SCAN_PAGE else None
 
 
 class DrawerScans:
