@@ -25,6 +25,7 @@ __all__ = [
     "AIRCOMPRESSOR_CODECS",
     "GARBAGE_COLLECTORS",
     "JDK17_FLAGS",
+    "JIT_FLAGS",
     "HBaseError",
     "LocalHBase",
     "Ports",
@@ -172,6 +173,11 @@ def _alive(pid: int, marker: str) -> bool:
 # every cycle, taking 23-61% of a core against G1's 1-4%; on a small machine that made queries slower
 # (p99 1.5-2.2x; docs/benchmarks.md, live).
 GARBAGE_COLLECTORS = {"G1": "-XX:+UseG1GC", "ZGC": "-XX:+UseZGC", "Shenandoah": "-XX:+UseShenandoahGC"}
+# The JIT compiles a method after a quarter of the calls it waits for by default, so a few thousand queries
+# (serve's warm-up) compile the gateway's and the region server's read path, not tens of thousands:
+# bench-live, 0.68-0.75x the Thrift2 gateway's CPU per query just after writes, client p99 0.79-0.86x
+# (docs/benchmarks.md, the JIT).
+JIT_FLAGS = ["-XX:CompileThresholdScaling=0.25"]
 
 
 class LocalHBase:
@@ -323,6 +329,7 @@ class LocalHBase:
             f"-Xms{proc.heap_mb}m",
             f"-Xmx{proc.heap_mb}m",
             GARBAGE_COLLECTORS[self.gc],
+            *JIT_FLAGS,
             *self._direct_memory(proc),
             # Every pause, kept small: what an operator reads first when latency jumps.
             f"-Xlog:gc,safepoint:file={self.gc_log(proc.name)}:time,uptime:filecount=3,filesize=10M",

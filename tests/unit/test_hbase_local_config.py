@@ -54,6 +54,7 @@ def test_every_jvm_runs_the_chosen_collector_and_logs_its_pauses(tmp_path: Path)
     for proc in local.processes():
         cmd = local.java_command(proc)
         assert "-XX:+UseZGC" in cmd and "-XX:+UseG1GC" not in cmd
+        assert "-XX:CompileThresholdScaling=0.25" in cmd  # the read path compiled within serve's warm-up
         [log] = [arg for arg in cmd if arg.startswith("-Xlog:")]
         assert log.startswith(f"-Xlog:gc,safepoint:file={local.gc_log(proc.name)}:")
     default = _local(tmp_path).java_command(local.processes()[0])
