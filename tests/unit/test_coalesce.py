@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -174,6 +174,42 @@ async def hold_first_async(max_size: int, item: int, lanes: int = 1) -> tuple[Re
     return recorder, coalescer, first
 
 
+# -- AsyncCoalescer with a coroutine batch function: batches run as tasks on the loop ---------------------
+class LoopRecorder:
+    """A coroutine batch function: records its batches, waits at ``gate``, answers item * 10 (a negative item
+    fails its batch)."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[int]] = []
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.entered = asyncio.Queue[None]()
+        self.running = self.most_running = 0
+
+    async def __call__(self, items: list[int], deadline: float | None) -> list[int]:
+        self.batches.append(list(items))
+        self.running += 1
+        self.most_running = max(self.most_running, self.running)
+        self.entered.put_nowait(None)
+        try:
+            await self.gate.wait()
+        finally:
+            self.running -= 1
+        if any(item < 0 for item in items):
+            raise OSError("HBase is down")
+        return [item * 10 for item in items]
+
+
+async def hold_first_on_loop(max_size: int, item: int) -> tuple[LoopRecorder, AsyncCoalescer, asyncio.Task]:
+    """A coalescer of coroutine batches whose first batch (``item`` alone) is running and held at its gate."""
+    recorder = LoopRecorder()
+    coalescer: AsyncCoalescer[int, int] = AsyncCoalescer(recorder, max_size=max_size, lanes=1)
+    recorder.gate.clear()
+    first = asyncio.create_task(coalescer.submit(item))
+    await recorder.entered.get()
+    return recorder, coalescer, first
+
+
 def test_async_a_lone_call_runs_at_once_alone() -> None:
     async def main() -> None:
         recorder = Recorder()
@@ -185,9 +221,10 @@ def test_async_a_lone_call_runs_at_once_alone() -> None:
     run_async(main())
 
 
-def test_async_calls_arriving_while_a_batch_runs_share_the_next_one_within_max_size() -> None:
+@pytest.mark.parametrize("hold_first", [hold_first_async, hold_first_on_loop], ids=["in threads", "on the loop"])
+def test_async_calls_arriving_while_a_batch_runs_share_the_next_one_within_max_size(hold_first: Callable) -> None:
     async def main() -> None:
-        recorder, coalescer, first = await hold_first_async(max_size=5, item=0)
+        recorder, coalescer, first = await hold_first(max_size=5, item=0)
         rest = [asyncio.create_task(coalescer.submit(n)) for n in range(1, 8)]
         await queued(coalescer, 7)
         recorder.gate.set()
@@ -198,9 +235,10 @@ def test_async_calls_arriving_while_a_batch_runs_share_the_next_one_within_max_s
     run_async(main())
 
 
-def test_async_an_error_reaches_every_caller_of_its_batch_only() -> None:
+@pytest.mark.parametrize("hold_first", [hold_first_async, hold_first_on_loop], ids=["in threads", "on the loop"])
+def test_async_an_error_reaches_every_caller_of_its_batch_only(hold_first: Callable) -> None:
     async def main() -> None:
-        recorder, coalescer, first = await hold_first_async(max_size=100, item=5)
+        recorder, coalescer, first = await hold_first(max_size=100, item=5)
         doomed = [asyncio.create_task(coalescer.submit(n)) for n in (-1, 7)]
         await queued(coalescer, 2)
         recorder.gate.set()
@@ -325,68 +363,14 @@ def test_async_a_batch_that_ends_after_its_loop_closed_is_dropped_quietly(caplog
     assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
 
 
-# -- AsyncCoalescer with a coroutine batch function: batches run as tasks on the loop ---------------------
-class LoopRecorder:
-    """A coroutine batch function: records its batches, waits at ``gate``, answers item * 10 (a negative item
-    fails its batch)."""
-
-    def __init__(self) -> None:
-        self.batches: list[list[int]] = []
-        self.gate = asyncio.Event()
-        self.gate.set()
-        self.entered = asyncio.Queue[None]()
-        self.running = self.most_running = 0
-
-    async def __call__(self, items: list[int], deadline: float | None) -> list[int]:
-        self.batches.append(list(items))
-        self.running += 1
-        self.most_running = max(self.most_running, self.running)
-        self.entered.put_nowait(None)
-        try:
-            await self.gate.wait()
-        finally:
-            self.running -= 1
-        if any(item < 0 for item in items):
-            raise OSError("HBase is down")
-        return [item * 10 for item in items]
-
-
-async def hold_first_on_loop(max_size: int, item: int) -> tuple[LoopRecorder, AsyncCoalescer, asyncio.Task]:
-    """A coalescer of coroutine batches whose first batch (``item`` alone) is running and held at its gate."""
-    recorder = LoopRecorder()
-    coalescer: AsyncCoalescer[int, int] = AsyncCoalescer(recorder, max_size=max_size, lanes=1)
-    recorder.gate.clear()
-    first = asyncio.create_task(coalescer.submit(item))
-    await recorder.entered.get()
-    return recorder, coalescer, first
-
-
-def test_loop_batches_run_on_the_loop_and_calls_arriving_meanwhile_share_the_next_one() -> None:
+def test_loop_batches_run_on_the_loop_and_start_no_thread() -> None:
     async def main() -> None:
-        recorder, coalescer, first = await hold_first_on_loop(max_size=5, item=0)
-        rest = [asyncio.create_task(coalescer.submit(n)) for n in range(1, 8)]
-        await queued(coalescer, 7)
-        recorder.gate.set()
-        assert await first == 0
-        assert await asyncio.gather(*rest) == [n * 10 for n in range(1, 8)]
-        assert recorder.batches == [[0], [1, 2, 3, 4, 5], [6, 7]]
+        recorder = LoopRecorder()
+        coalescer: AsyncCoalescer[int, int] = AsyncCoalescer(recorder, max_size=8, lanes=1)
+        assert await coalescer.submit(4) == 40
+        assert recorder.batches == [[4]]
         assert coalescer._threads._threads == set()  # no batch thread was ever started
         coalescer.close()
-
-    run_async(main())
-
-
-def test_loop_batches_an_error_reaches_every_caller_of_its_batch_only() -> None:
-    async def main() -> None:
-        recorder, coalescer, first = await hold_first_on_loop(max_size=100, item=5)
-        doomed = [asyncio.create_task(coalescer.submit(n)) for n in (-1, 7)]
-        await queued(coalescer, 2)
-        recorder.gate.set()
-        assert await first == 50
-        for task in doomed:
-            with pytest.raises(OSError, match="HBase is down"):
-                await task
-        assert await coalescer.submit(2) == 20  # the lane was given back
 
     run_async(main())
 
