@@ -1,10 +1,10 @@
 """Queries on serve's event loop: a batch's Thrift2 calls as asyncio I/O, with no thread hand-off.
 
 serve's handlers run on one event loop.  Handing a batch of queries to a thread and its answer back costs
-two thread wake-ups and a contended GIL each time (docs/benchmarks.md, the live index: Thrift2 on the
-loop).  Here the drawer scans and the fp2docs read are written to the gateway on this loop's own
-connections, and their replies decoded as they arrive: the steps are nearby.py's and scans.py's, only the
-I/O differs.
+two thread wake-ups and a contended GIL each time.  Here the drawer scans and the fp2docs read are written
+to the gateway on this loop's own connections, and their replies decoded as they arrive: the steps are
+nearby.py's and scans.py's, only the I/O differs.  At 16 callers 1.01-1.12x the calls/s and 0.85-0.94x
+serve's CPU per query of reads in a thread; at one caller the same (docs/benchmarks.md, bench-reads).
 
 Only the common path runs here.  Whatever is rare (region boundaries a minute old, a scan longer than a
 page, any error) goes to IndexStore.near_many in a thread, whose calls retry on fresh connections.
