@@ -10,7 +10,7 @@ HFILE_JOB := deploy/hfile-job/target/simhash-hfile-job.jar
 PYTEST_ARGS ?=
 
 .PHONY: run stop test test-containers test-cluster cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
-	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-live bench-regions bench-reads bench-fp2docs bench-warmup bench-cache bench-scans bench-clusters bench-verify golden proto proto-check tools
+	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-live bench-regions bench-reads bench-reply bench-fp2docs bench-warmup bench-cache bench-scans bench-clusters bench-verify golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
 run: install jars
@@ -212,6 +212,10 @@ bench-regions: install jars
 # serve's query reads on its event loop against in a batch thread, side by side on one 10^6 index.
 bench-reads: install jars
 	$(BIN)/python benchmarks/bench_reads.py $(BENCH_ARGS)
+
+# Decoding a long Thrift2 reply on the event loop: afresh after every read, or as loop_reads does (no HBase).
+bench-reply: install
+	$(BIN)/python benchmarks/bench_reply.py $(BENCH_ARGS)
 
 # The fp2docs family's encoding, FAST_DIFF against ROW_INDEX_V1, on bench-live's index (BENCH_ARGS="--gcs G1 --keep").
 bench-fp2docs: install jars

@@ -159,7 +159,7 @@ def _in_threads(store: IndexStore, monkeypatch) -> list[list]:
 
 
 def _fresh_region_starts(store: IndexStore, monkeypatch) -> None:
-    """The eight regions' starts, read now and kept fresh however long the test takes (the cache lasts a
+    """The store's region starts, read now and kept fresh however long the test takes (the cache lasts a
     minute): the loop's common path, whatever the machine's speed."""
     starts = store.scans.region_starts(None)
     monkeypatch.setattr(store.scans, "cached_region_starts", lambda: starts)
@@ -187,6 +187,27 @@ def test_queries_on_the_event_loop_read_in_waves_when_scans_outnumber_connection
         monkeypatch.setattr(loaded.store.scans, "cached_region_starts", lambda s=starts: s)
         hits = _on_a_loop(loaded.store, lambda index, p=probe: index.query(p))
         assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
+    assert in_threads == []
+
+
+def test_a_fingerprint_shared_by_thousands_of_documents_is_answered_whole_on_the_event_loop(
+    make_index, monkeypatch
+) -> None:
+    # Their fp2docs reply (about 300 KB) arrives in several reads: all of it is answered, never a part.
+    store = make_index(regions=1, wal=False)
+    shared = 0x0123_4567_89AB_CDEF
+    docs = sorted(f"shared-{i:05d}" for i in range(6000))
+    store.index_many([(doc, shared) for doc in docs])
+    store.index_many([("one-bit-away", shared ^ 1)])
+    _fresh_region_starts(store, monkeypatch)
+    in_threads = _in_threads(store, monkeypatch)
+
+    async def work(index: AsyncIndexStore) -> tuple[list[Hit], list[Hit]]:
+        return await index.query(shared ^ 1), await index.query(shared, limit=10)
+
+    everything, first_ten = _on_a_loop(store, work)
+    assert [(h.distance, h.doc_id) for h in everything] == [(0, "one-bit-away")] + [(1, doc) for doc in docs]
+    assert [h.doc_id for h in first_ten] == docs[:10]
     assert in_threads == []
 
 

@@ -38,6 +38,12 @@ log = logging.getLogger(__name__)
 Request = tuple[str, dict[str, Any]]  # (Thrift2 method, its arguments)
 
 
+_READ_BYTES = 1 << 16
+# How long a reply that may have ended waits for more bytes before it is decoded at a size that has not
+# doubled: one tick of the event loop's clock (epoll waits in milliseconds).
+_SETTLE_S = 0.001
+
+
 class _Connection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
@@ -47,16 +53,34 @@ class _Connection:
         self.writer.write(encode_request(api, **arguments))
 
     async def reply(self, api: str) -> Any:
-        """The reply to the request sent, decoded again from its start whenever more has arrived (replies
-        carry no length; a drawer scan's or a get's is a few hundred bytes: one read, one decode)."""
-        data = b""
+        """The reply to the request sent.  Replies carry no length, so the bytes arrived are decoded, and a
+        decode that runs out of them is tried again later.  A drawer scan's or a get's reply is a few
+        hundred bytes: one read, one decode.  A long one (a fingerprint's thousands of documents) comes in
+        many reads, and decoding it afresh after each costs the loop time quadratic in its length (4.2 MB
+        in 8 KB reads: 23-33 s, against 0.1 s for one decode; docs/benchmarks.md, bench-reply).  So it
+        is tried again once its bytes have doubled (0.3 s), or when no more come for a moment; and never
+        before they end with a struct's stop byte (0), as a whole reply does."""
+        data, tried = bytearray(), 0  # tried: the length of the last decode that ran out of bytes
         while True:
-            chunk = await self.reader.read(1 << 16)
+            settle = None
+            if len(data) > tried and data[-1] == 0:
+                if len(data) >= 2 * tried:
+                    tried = len(data)
+                    with contextlib.suppress(Incomplete):
+                        return decode_reply(api, bytes(data))
+                else:
+                    settle = _SETTLE_S
+            try:
+                async with asyncio.timeout(settle):
+                    chunk = await self.reader.read(_READ_BYTES)
+            except TimeoutError:  # none for a moment: the bytes arrived may be the whole reply
+                tried = len(data)
+                with contextlib.suppress(Incomplete):
+                    return decode_reply(api, bytes(data))
+                continue
             if not chunk:
                 raise EOFError("the Thrift2 gateway closed the connection")
             data += chunk
-            with contextlib.suppress(Incomplete):
-                return decode_reply(api, data)
 
     def close(self) -> None:
         self.writer.close()
