@@ -18,7 +18,7 @@ from simhash_server.index.errors import DeadlineExceeded
 from simhash_server.index.keys import drawer_prefixes
 from simhash_server.index.model import Hit
 from simhash_server.index.store import IndexStore
-from simhash_server.metrics import BATCH_CALLS
+from simhash_server.metrics import BATCH_CALLS, CANDIDATES
 
 R = TypeVar("R")
 N_RANDOM = 100_000
@@ -47,6 +47,11 @@ def _batches_observed(kind: str) -> tuple[float, float]:
     """(batches, calls) the store's coalescer has reported so far for ``kind``."""
     samples = {s.name: s.value for metric in BATCH_CALLS.collect() for s in metric.samples if s.labels["kind"] == kind}
     return samples.get("simhash_store_batch_calls_count", 0.0), samples.get("simhash_store_batch_calls_sum", 0.0)
+
+
+def _candidates_counted() -> float:
+    """Probes whose candidates the store has counted so far (the simhash_query_candidates histogram)."""
+    return next(s.value for m in CANDIDATES.collect() for s in m.samples if s.name.endswith("_count"))
 
 
 @pytest.fixture(scope="module")
@@ -243,6 +248,33 @@ def test_a_broken_loop_connection_costs_one_batch_a_thread_never_an_answer(loade
     for probe, hits in zip((first, second, third), answers, strict=True):
         assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
     assert [[p.simhash for p in batch] for batch in in_threads] == [[second]]
+
+
+def test_a_batch_the_event_loop_gives_up_on_after_its_scans_is_counted_once(loaded: Loaded, monkeypatch) -> None:
+    # The fp2docs read fails on the loop: the batch is read again in a thread, and its candidates (a
+    # histogram operators watch) are counted for the one answer, not for both tries.
+    _fresh_region_starts(loaded.store, monkeypatch)
+    in_threads = _in_threads(loaded.store, monkeypatch)
+    probe = next(p for p in loaded.probes if loaded.expected(p))  # one with hits: the loop reads fp2docs
+    counted_before = _candidates_counted()
+
+    async def work(index: AsyncIndexStore) -> list[Hit]:
+        assert index._reads is not None
+        thrift = index._reads._thrift
+        calls = thrift.calls
+
+        async def fp2docs_fails(requests, deadline):
+            if requests[0][0] in ("get", "getMultiple"):
+                raise EOFError("the Thrift2 gateway closed the connection")
+            return await calls(requests, deadline)
+
+        monkeypatch.setattr(thrift, "calls", fp2docs_fails)
+        return await index.query(probe)
+
+    hits = _on_a_loop(loaded.store, work)
+    assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
+    assert [[p.simhash for p in batch] for batch in in_threads] == [[probe]]
+    assert _candidates_counted() - counted_before == 1
 
 
 def test_an_unreachable_gateway_on_the_event_loop_is_answered_in_a_thread(loaded: Loaded, monkeypatch) -> None:

@@ -25,7 +25,7 @@ from thriftpy2.thrift import TException
 from simhash_schema import Incomplete, decode_reply, encode_request
 from simhash_server.index.errors import DeadlineExceeded
 from simhash_server.index.model import Near, Probe
-from simhash_server.index.nearby import near_candidates
+from simhash_server.index.nearby import count_candidates, near_candidates
 from simhash_server.index.pool import TRANSPORT_ERRORS
 from simhash_server.index.scans import ScanPlan, read_on, scan_request
 from simhash_server.index.store import IndexStore
@@ -175,11 +175,14 @@ class LoopReads:
         rest = [more for scan, rows in zip(plan.scans, pages, strict=True) if (more := read_on(scan, rows))]
         if rest:  # a drawer holding more than a page of rows under one prefix: only ever a pathological index
             keys += await self._in_thread(self._store.scans.read_rest, rest, deadline)
-        near, read = near_candidates(probes, plan.found(keys))
-        if not read:
-            return [[] for _ in probes]
-        [reply] = await self._thrift.calls([read.request(self._fp2docs)], deadline)
-        return read.near(near, reply)
+        found = plan.found(keys)
+        near, read = near_candidates(probes, found)
+        answers: list[list[Near]] = [[] for _ in probes]
+        if read:
+            [reply] = await self._thrift.calls([read.request(self._fp2docs)], deadline)
+            answers = read.near(near, reply)
+        count_candidates(found)
+        return answers
 
     async def _in_thread(self, call: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self._executor, call, *args)

@@ -15,7 +15,7 @@ from simhash_server.index.keys import doc_of_qualifier, fingerprint_row
 from simhash_server.index.model import Near, Probe
 from simhash_server.metrics import CANDIDATES
 
-__all__ = ["Fp2docsRead", "near_candidates"]
+__all__ = ["Fp2docsRead", "count_candidates", "near_candidates"]
 
 Doc = tuple[str, bytes]  # (document id, sketch)
 
@@ -26,12 +26,18 @@ def near_candidates(probes: Sequence[Probe], found: Sequence[set[int]]) -> tuple
     near: list[dict[int, int]] = []
     columns: dict[int, int | None] = {}
     for probe, candidates in zip(probes, found, strict=True):
-        CANDIDATES.observe(len(candidates))
         each = {c: d for c in candidates if (d := (c ^ probe.simhash).bit_count()) <= probe.max_distance}
         near.append(each)
         for c in each:
             columns[c] = _wider(columns[c], probe.per_fingerprint) if c in columns else probe.per_fingerprint
     return near, Fp2docsRead(columns)
+
+
+def count_candidates(found: Sequence[set[int]]) -> None:
+    """The candidates of each probe of a batch answered (once, whichever way: a batch the event loop gave up
+    on is read again in a thread)."""
+    for candidates in found:
+        CANDIDATES.observe(len(candidates))
 
 
 class Fp2docsRead:

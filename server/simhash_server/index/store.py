@@ -55,7 +55,7 @@ from simhash_server.index.model import (
     ranked,
     verified,
 )
-from simhash_server.index.nearby import near_candidates
+from simhash_server.index.nearby import count_candidates, near_candidates
 from simhash_server.index.pool import ConnectionPool, close_quietly
 from simhash_server.index.scans import DrawerScans, count_rows, row_keys
 from simhash_server.index.writes import FP_COLUMN, Step, delete_steps, index_steps
@@ -278,10 +278,12 @@ class IndexStore:
         """For each probe, the documents near it: one batch (nearby.py); callers reach it through a coalescer."""
         found = self.scans.candidates([probe.simhash for probe in probes], deadline)
         near, read = near_candidates(probes, found)
-        if not read:
-            return [[] for _ in probes]
-        api, arguments = read.request(self._names["fp2docs"])
-        return read.near(near, self.thrift2.run(lambda c: getattr(c, api)(**arguments), deadline=deadline))
+        answers: list[list[Near]] = [[] for _ in probes]
+        if read:
+            api, arguments = read.request(self._names["fp2docs"])
+            answers = read.near(near, self.thrift2.run(lambda c: getattr(c, api)(**arguments), deadline=deadline))
+        count_candidates(found)
+        return answers
 
     def query(
         self, fp: int, max_distance: int = MAX_DISTANCE, limit: int | None = None, deadline: float | None = None
