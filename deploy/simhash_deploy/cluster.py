@@ -28,6 +28,7 @@ from pathlib import Path
 from simhash_deploy.hbase_local import (
     AIRCOMPRESSOR_CODECS,
     JDK17_FLAGS,
+    JIT_FLAGS,
     THRIFT1_CLASS,
     THRIFT2_CLASS,
     log4j2_properties,
@@ -116,6 +117,7 @@ def java(main_class: str, args: list[str], conf: Path) -> list[str]:
         "java",
         f"-Xms{heap}m",
         f"-Xmx{heap}m",
+        *JIT_FLAGS,
         *JDK17_FLAGS,
         f"-Dlog4j2.configurationFile=file:{conf / 'log4j2.properties'}",
         "-Dzookeeper.admin.enableServer=false",

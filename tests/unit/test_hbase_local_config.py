@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from dataclasses import asdict
@@ -128,6 +129,22 @@ def test_the_container_runs_the_same_configuration_with_the_gateways_on_every_ad
     gateways = [p for p in local.processes() if p.name.startswith("thrift")]
     assert all(p.args[p.args.index("-b") + 1] == "0.0.0.0" for p in gateways)
     assert local.java_command(local.processes()[0])[3:20] == loopback.java_command(loopback.processes()[0])[3:20]
+
+
+def test_the_clusters_jvms_run_the_launchers_flags(tmp_path: Path) -> None:
+    from simhash_deploy.cluster import java
+
+    def module_access(cmd: list[str]) -> set[tuple[str, str]]:
+        return {(a, b) for a, b in itertools.pairwise(cmd) if a in ("--add-modules", "--add-opens", "--add-exports")}
+
+    local = _local(tmp_path)
+    launcher = local.java_command(local.processes()[0])
+    command = java("org.apache.hadoop.hbase.master.HMaster", ["start"], tmp_path)
+    # The same JIT thresholds and JDK 17 access; the collector stays the JDK's default (G1), the heap its own.
+    tuning = {a for a in launcher if a.startswith("-XX:") and a != "-XX:+UseG1GC" and "DirectMemory" not in a}
+    assert "-XX:CompileThresholdScaling=0.25" in tuning and tuning <= set(command)
+    assert module_access(command) == module_access(launcher) != set()
+    assert {"-Xms512m", "-Xmx512m"} <= set(command)
 
 
 @pytest.mark.parametrize(
