@@ -62,25 +62,28 @@ class _Connection:
         before they end with a struct's stop byte (0), as a whole reply does."""
         data, tried = bytearray(), 0  # tried: the length of the last decode that ran out of bytes
         while True:
-            settle = None
-            if len(data) > tried and data[-1] == 0:
-                if len(data) >= 2 * tried:
+            if len(data) > tried and data[-1] == 0:  # may be whole, and not tried at this length
+                if len(data) >= 2 * tried or not await self._read(data, within=_SETTLE_S):
                     tried = len(data)
                     with contextlib.suppress(Incomplete):
                         return decode_reply(api, bytes(data))
-                else:
-                    settle = _SETTLE_S
+            else:
+                await self._read(data)
+
+    async def _read(self, data: bytearray, within: float | None = None) -> bool:
+        """The next bytes, appended to ``data``: True; False if none came within ``within`` seconds."""
+        if within is None:  # the common path, spared a timer
+            chunk = await self.reader.read(_READ_BYTES)
+        else:
             try:
-                async with asyncio.timeout(settle):
+                async with asyncio.timeout(within):
                     chunk = await self.reader.read(_READ_BYTES)
-            except TimeoutError:  # none for a moment: the bytes arrived may be the whole reply
-                tried = len(data)
-                with contextlib.suppress(Incomplete):
-                    return decode_reply(api, bytes(data))
-                continue
-            if not chunk:
-                raise EOFError("the Thrift2 gateway closed the connection")
-            data += chunk
+            except TimeoutError:
+                return False
+        if not chunk:
+            raise EOFError("the Thrift2 gateway closed the connection")
+        data += chunk
+        return True
 
     def close(self) -> None:
         self.writer.close()
