@@ -90,10 +90,9 @@ class _Pieces:
     """A stream reader handing out ``pieces`` in turn, then waiting for ever (or ending, if ``then_eof``)."""
 
     def __init__(self, pieces: list[bytes], then_eof: bool = False) -> None:
-        self.pieces, self.then_eof, self.reads = list(pieces), then_eof, 0
+        self.pieces, self.then_eof = list(pieces), then_eof
 
     async def read(self, size: int) -> bytes:
-        self.reads += 1
         if self.pieces:
             return self.pieces.pop(0)
         if self.then_eof:
@@ -151,6 +150,7 @@ def test_a_reply_ending_between_doublings_is_decoded_once_nothing_more_comes(mon
     cut = len(data) * 2 // 3  # the first decode runs out at 2/3; the rest never doubles it
     while data[cut - 1] != 0:  # a piece ending in a stop byte, or none is tried there at all
         cut += 1
+    assert cut < len(data)
     answer, tried = _read_reply(_Pieces([data[:cut], data[cut:]]), "get", monkeypatch)
     assert answer == found
     assert tried == [cut, len(data)]
