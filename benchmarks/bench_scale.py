@@ -8,7 +8,8 @@ each size, once the HFiles of the new fingerprints are loaded (in chunks of at m
 In each state the same probes (half stored fingerprints 0-3 bits away, half random) are asked, interleaved,
 in process (IndexStore.query) and through the Python client of a `simhash-index serve` process; warm-up
 probes (others) go first, so the block cache holds what the probes touch where it can.  Also: candidates per
-random probe against the theory (10 N / 2^25.5), regions and store files per table.
+random probe against the theory (10 N / 2^25.5), regions and store files per table, and how much of the
+drawer table the page cache holds before and after the probes (at 10^8 it sets their tail; `fincore`).
 
 Fingerprint i is splitmix64(i) and its id s<i>, so the data can be rebuilt and extended; it stays under
 var/scale (HBase, inputs, results) for later runs: `make bench-scale-clean` removes it.  10^8 takes ~40 GB.
@@ -136,7 +137,7 @@ class Scale:
         return time.monotonic() - began
 
     def layout(self) -> dict[str, object]:
-        """Regions and store files per region of each table, as on disk now."""
+        """Regions and store files per region of each table, as on disk now, and the drawers cached."""
         out: dict[str, object] = {}
         base = self.local.var_dir / "data" / "data" / "default"
         for spec in (self.tables.drawers, self.tables.fp2docs, self.tables.docs):
@@ -146,7 +147,17 @@ class Scale:
             out[f"{short}_regions"] = len(regions)
             out[f"{short}_files_per_region"] = statistics.mean(files) if files else 0
             out[f"{short}_bytes"] = self.local.table_bytes(spec.name)
+        out["drawers_cached_after"] = self.drawers_cached()
         return out
+
+    def drawers_cached(self) -> int | None:
+        """Bytes of the drawer table's store files in the page cache now (util-linux's fincore; None where
+        it is missing): at 10^8 what the probes find there sets their tail."""
+        if shutil.which("fincore") is None:
+            return None
+        files = self.local.var_dir / "data" / "data" / "default" / self.tables.drawers.name
+        command = ["fincore", "--bytes", "--noheadings", "--output", "RES", *map(str, files.glob("*/d/*"))]
+        return sum(int(n) for n in subprocess.run(command, capture_output=True, text=True, check=True).stdout.split())
 
 
 def probes(count: int, seed: int, stored: list[int] | None = None) -> list[int]:
@@ -238,10 +249,12 @@ def main() -> None:
             written = scale.write_live(n)
             total = scale.state["loaded"] + sum(scale.state.get("live", {}).values()) + written
             scale.state.setdefault("live", {})[str(n)] = written
-            live = measure(scale, asked, warm) | scale.layout() | {"n": total}
+            cached = {"drawers_cached_before": scale.drawers_cached()}
+            live = cached | measure(scale, asked, warm) | scale.layout() | {"n": total}
             print(f"{n:,} live: {json.dumps(live)}", flush=True)
             compact_s = scale.compact()
-            compacted = measure(scale, asked, warm) | scale.layout() | {"n": total, "compact_s": compact_s}
+            cached = {"drawers_cached_before": scale.drawers_cached()}
+            compacted = cached | measure(scale, asked, warm) | scale.layout() | {"n": total, "compact_s": compact_s}
             print(f"{n:,} compacted: {json.dumps(compacted)}", flush=True)
             results[str(n)] = {"live": live, "compacted": compacted}
             scale.save()
@@ -254,17 +267,22 @@ def report(results: dict[str, dict[str, dict[str, float]]], args: argparse.Names
     heap = args.master_heap_mb
     print(f"\n{os.cpu_count()} cores; HBase heap {heap} MiB, block cache {0.4 * heap:,.0f} MiB (40%)")
     print("| N | state | store p50 ms | store p99 ms | client p50 ms | client p99 ms | candidates | theory | "
-          "drawer regions | drawer files/region | drawers GB |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "drawer regions | drawer files/region | drawers GB | drawers cached GB, before / after probes |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for _, states in sorted(results.items(), key=lambda kv: int(kv[0])):
         for state, r in states.items():
             print(
                 f"| {int(r['n']):,} | {state} | {r['store_p50_ms']:.2f} | {r['store_p99_ms']:.2f} | "
                 f"{r['client_p50_ms']:.2f} | {r['client_p99_ms']:.2f} | {r['candidates']:.2f} | "
                 f"{10 * r['n'] / 2**25.5:.2f} | {r['drawers_regions']} | {r['drawers_files_per_region']:.1f} | "
-                f"{r['drawers_bytes'] / 1e9:.2f} |"
+                f"{r['drawers_bytes'] / 1e9:.2f} | {_gb(r.get('drawers_cached_before'))} / "
+                f"{_gb(r.get('drawers_cached_after'))} |"
             )
     plot(results)
+
+
+def _gb(value: object) -> str:
+    return f"{value / 1e9:.2f}" if isinstance(value, int) else "-"  # not measured (older runs, no fincore)
 
 
 def plot(results: dict[str, dict[str, dict[str, float]]]) -> None:
