@@ -49,7 +49,7 @@ class ThreadPerGroup:
         self.threads = ThreadPoolExecutor(16)
 
     def candidates(self, fp: int) -> set[int]:
-        starts = self.scans._region_starts(None)
+        starts = self.scans.region_starts(None)
         groups: dict[int, list[bytes]] = {}
         for prefix in sorted(drawer_prefixes(fp)):
             groups.setdefault(bisect.bisect_right(starts, prefix), []).append(prefix)
