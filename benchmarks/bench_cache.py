@@ -121,7 +121,7 @@ def run_heap(heap_mb: int, asked: list[int], warm: list[int], block_size: int | 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--heaps", default="6144,3072", help="region-server heaps in MiB, measured in this order")
-    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--queries", type=int, default=2000)
     parser.add_argument("--then-block-size", type=int, help="then rewrite the drawers in blocks of this many bytes")
     args = parser.parse_args()
     asked = probes(args.queries, seed=1)  # bench-scale's probes and warm-up, so the rows compare with its table
