@@ -10,7 +10,7 @@ HFILE_JOB := deploy/hfile-job/target/simhash-hfile-job.jar
 PYTEST_ARGS ?=
 
 .PHONY: run stop test test-containers test-cluster cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
-	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-live bench-regions bench-reads bench-reply bench-fp2docs bench-warmup bench-cache bench-scans bench-clusters bench-verify golden proto proto-check tools
+	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-live bench-regions bench-reads bench-reply bench-fp2docs bench-warmup bench-cache bench-scans bench-grouping bench-clusters bench-verify golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
 run: install jars
@@ -232,6 +232,10 @@ bench-cache: install jars
 # Where a query goes: drawer scans pipelined or a thread per region group, store.query, the client, gRPC alone.
 bench-scans: install jars
 	$(BIN)/python benchmarks/bench_scans.py $(BENCH_ARGS)
+
+# bench-scale's 10^8 index: a query's drawer scans grouped by region against a scan per prefix, cold and warm.
+bench-grouping: install jars
+	$(BIN)/python benchmarks/bench_grouping.py $(BENCH_ARGS)
 
 # The clusters job: exactness at 10^5 with a 10^5-fingerprint hot prefix (brute force), then wall time at 10^7
 # on var/scale (an index of bench-scale's first 10^7 fingerprints, kept) against N queries through the store.
