@@ -1,9 +1,9 @@
 """Where the 10^8 index's drawer table is read from: the JVM's block cache or the operating system's page cache.
 
 bench-scale's 10^8 index (var/scale; run `make bench-scale` first) has an 18-19 GB drawer table, far more
-than the region server's block cache (40% of its heap).  A random probe touches about 31 blocks (10 prefix
-scans and ~21 candidate rows), so its p99 is set by the blocks that come from disk.  This asks, side by side in
-one run, with the same probes as bench-scale, for each region-server heap:
+than the region server's block cache (40% of its heap).  A random probe reads about 10 drawer blocks (one
+per prefix scan; its ~21 candidate rows lie in them), so its p99 is set by the blocks that come from disk.
+This asks, side by side in one run, with the same probes as bench-scale, for each region-server heap:
 1. as bench-scale measured: 300 warm-up probes, then the probes;
 2. after the drawer table's files are read once into the page cache (what a long-running server's cache
    holds), then the same probes.
