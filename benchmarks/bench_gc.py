@@ -123,7 +123,7 @@ def churn(args: argparse.Namespace) -> None:
         gc_seconds = time.perf_counter() - began
         probes = [final[rng.choice(docs)] ^ (1 << rng.randrange(64)) for _ in range(args.probes)]
         as_written = measure(stores, probes)
-        # Deletes stay as markers that scans step over until a major compaction (gc --compact asks for one):
+        # Deletes stay as markers that scans step over until a major compaction (HBase's Admin API, here):
         # the same probes once every table of the three is major-compacted.
         local = LocalHBase()  # the one `make bench-gc` started
         local.flush(

@@ -269,6 +269,10 @@ def test_the_gc_command_reports_json_and_refuses_an_unreachable_hbase_cleanly(ma
     report = json.loads(done.stdout)
     assert report["orphan_drawer_rows_deleted"] == 10 and report["finished"] is not None
     assert store.get("cli-1") == 1
+    # --compact names the shell's major compactions (HBase 2.6's Thrift gateway would run minor ones)
+    tables = store.tables
+    wanted = [f"major_compact '{t.name}'" for t in (tables.drawers, tables.fp2docs, tables.docs)]
+    assert [line.strip() for line in done.stderr.splitlines() if "major_compact '" in line] == wanted
 
     from simhash_deploy import Ports
 

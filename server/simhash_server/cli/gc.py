@@ -29,7 +29,8 @@ from simhash_server.cli.options import store_config, store_options
 @click.option(
     "--compact",
     is_flag=True,
-    help="Then ask HBase to major-compact the tables, dropping the delete markers scans still step over.",
+    help="Then print the HBase shell commands that major-compact the tables, dropping the delete markers "
+    "scans still step over (HBase 2.6's Thrift gateway cannot: its majorCompact runs a minor compaction).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar (a line every 10 s instead).")
 def gc_command(grace_seconds: int, dry_run: bool, restart: bool, compact: bool, quiet: bool, **opts: Any) -> None:
@@ -39,18 +40,23 @@ def gc_command(grace_seconds: int, dry_run: bool, restart: bool, compact: bool, 
     kept in the index's meta table).  Prints the report as JSON; `simhash-index stats` shows the last one."""
     from simhash_schema import SchemaError
     from simhash_server.index.errors import StoreError
-    from simhash_server.index.gc import collect
+    from simhash_server.index.gc import collect, major_compact_commands
     from simhash_server.index.store import IndexStore
 
     try:
         with IndexStore(store_config(opts)) as store:
             report = _with_progress(
-                lambda progress: collect(store, grace_seconds, dry_run, restart, progress, compact),
+                lambda progress: collect(store, grace_seconds, dry_run, restart, progress),
                 quiet or not sys.stderr.isatty(),
             )
+            commands = major_compact_commands(store)
     except (SchemaError, StoreError, OSError) as exc:
         raise click.ClickException(f"{exc} (run gc again to resume)") from exc
     click.echo(json.dumps(asdict(report), indent=1))
+    if compact and not dry_run:
+        click.echo("Major-compact the tables in the HBase shell (`hbase shell`) to drop gc's delete markers:", err=True)
+        for line in commands:
+            click.echo(f"    {line}", err=True)
 
 
 def _with_progress(run: Callable[[Callable[[str, float | None, int], None]], Any], quiet: bool) -> Any:

@@ -92,13 +92,12 @@ def collect(
     dry_run: bool = False,
     restart: bool = False,
     progress: Progress | None = None,
-    compact: bool = False,
 ) -> GcReport:
     """Run (or resume) gc on an open store; returns the final report, also recorded in the meta table.
 
     What gc deletes stays in the tables as delete markers, which scans step over, until a major compaction
-    drops them (HBase runs one every 7 days by default); ``compact`` asks HBase for one now (it runs in the
-    background, region by region)."""
+    drops them (HBase runs one every 7 days by default; ``major_compact_commands`` are the shell's lines for
+    one now: HBase 2.6's Thrift gateway cannot ask for one, its majorCompact runs a minor compaction)."""
     report = None if restart else _read(store, "running")
     if report is None or report.dry_run != dry_run or report.grace_seconds != grace_seconds:
         report = GcReport(grace_seconds=grace_seconds, dry_run=dry_run)
@@ -110,10 +109,15 @@ def collect(
     report.finished = time.time()
     _write(store, "last", report)
     _write(store, "running", None)
-    if compact and not dry_run:
-        for spec in (store.tables.drawers, store.tables.fp2docs, store.tables.docs):
-            store.thrift1.run(lambda c, name=spec.name: c.compact_table(name, major=True))
     return report
+
+
+def major_compact_commands(store: IndexStore) -> list[str]:
+    """HBase shell lines major-compacting the three tables gc deletes from.
+
+    Not asked through Thrift: HBase 2.6.1's gateway implements ``majorCompact`` with Admin.compact (a minor
+    compaction, which keeps delete markers and picks no files under hbase.hstore.compaction.min)."""
+    return [f"major_compact '{spec.name}'" for spec in (store.tables.drawers, store.tables.fp2docs, store.tables.docs)]
 
 
 def last_report(store: IndexStore, deadline: float | None = None) -> GcReport | None:
