@@ -94,7 +94,7 @@ def run_heap(heap_mb: int, asked: list[int], warm: list[int], block_size: int | 
             size = describe(client, scale.tables.drawers.name)[scale.tables.drawers.family.name]["block_size"]
         finally:
             client.close()
-        drawers = scale.local.var_dir / "data" / "data" / "default" / scale.tables.drawers.name
+        drawers = scale.drawers_dir
         probed = measure(scale, asked, warm)
         gb, seconds = read_into_page_cache(drawers)
         cached = meminfo_gib("Cached")

@@ -97,7 +97,7 @@ def main() -> None:
     try:
         status = scale.local.status()
         pids = [int(status[name]["pid"]) for name in ("master", "thrift2")]  # type: ignore[call-overload]
-        drawers = scale.local.var_dir / "data" / "data" / "default" / scale.tables.drawers.name
+        drawers = scale.drawers_dir
         with IndexStore(scale.config()) as store:
             calls = ways(store)
             rng = np.random.default_rng(11)

@@ -152,13 +152,18 @@ class Scale:
         out["drawers_cached_after"] = self.drawers_cached()
         return out
 
+    @property
+    def drawers_dir(self) -> Path:
+        """The drawer table's directory under HBase's root (its regions, their store files)."""
+        return self.local.var_dir / "data" / "data" / "default" / self.tables.drawers.name
+
     def drawers_cached(self) -> int | None:
         """Bytes of the drawer table's store files in the page cache now (util-linux's fincore; None where
         it is missing): at 10^8 what the probes find there sets their tail."""
         if shutil.which("fincore") is None:
             return None
-        files = self.local.var_dir / "data" / "data" / "default" / self.tables.drawers.name
-        command = ["fincore", "--bytes", "--noheadings", "--output", "RES", *map(str, files.glob("*/d/*"))]
+        files = self.drawers_dir.glob("*/d/*")
+        command = ["fincore", "--bytes", "--noheadings", "--output", "RES", *map(str, files)]
         return sum(int(n) for n in subprocess.run(command, capture_output=True, text=True, check=True).stdout.split())
 
 
