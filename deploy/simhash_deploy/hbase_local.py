@@ -16,7 +16,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -194,6 +194,7 @@ class LocalHBase:
         thrift_bind: str = "127.0.0.1",
         gc: str = "G1",
         offheap_cache_mb: int = 0,
+        site: Mapping[str, str] | None = None,
     ) -> None:
         if gc not in GARBAGE_COLLECTORS:
             raise ValueError(f"unknown garbage collector {gc!r}; choose one of {', '.join(GARBAGE_COLLECTORS)}")
@@ -201,6 +202,8 @@ class LocalHBase:
             raise ValueError(f"offheap_cache_mb must be >= 0, got {offheap_cache_mb}")
         self.gc = gc
         self.offheap_cache_mb = offheap_cache_mb  # 0: data blocks cached on the heap (HBase's default)
+        # hbase-site.xml properties set over the launcher's own (a benchmark's alternative, an operator's tuning)
+        self.site = dict(site or {})
         self.home = (home or project_root()).resolve()
         self.var_dir = (var_dir or self.home / "var" / "hbase").resolve()
         self.ports = ports or self._saved_ports() or Ports()
@@ -311,7 +314,7 @@ class LocalHBase:
         if self.offheap_cache_mb:  # data blocks in an off-heap BucketCache; index and bloom blocks stay on the heap
             props["hbase.bucketcache.ioengine"] = "offheap"
             props["hbase.bucketcache.size"] = str(self.offheap_cache_mb)
-        return props
+        return {**props, **self.site}
 
     def write_config(self) -> None:
         self.conf_dir.mkdir(parents=True, exist_ok=True)

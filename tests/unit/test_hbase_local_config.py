@@ -82,6 +82,19 @@ def test_an_offheap_block_cache_is_the_region_servers_alone_with_room_for_it(tmp
         LocalHBase(home=ROOT, var_dir=tmp_path, offheap_cache_mb=-1)
 
 
+def test_site_properties_given_override_the_launchers_and_reach_the_written_file(tmp_path: Path) -> None:
+    site = {"hfile.block.cache.policy": "AdaptiveLRU", "hbase.unsafe.stream.capability.enforce": "true"}
+    local = LocalHBase(home=ROOT, var_dir=tmp_path, ports=Ports(12181, 19090, 19091), site=site)
+    props = local.site_properties()
+    assert props["hfile.block.cache.policy"] == "AdaptiveLRU"
+    assert props["hbase.unsafe.stream.capability.enforce"] == "true"  # the launcher's "false", overridden
+    assert props["hbase.rootdir"] == (tmp_path / "data").as_uri()  # the rest stays
+    local.write_config()
+    written = (local.conf_dir / "hbase-site.xml").read_text()
+    assert "<name>hfile.block.cache.policy</name>" in written and "<value>AdaptiveLRU</value>" in written
+    assert "hfile.block.cache.policy" not in _local(tmp_path / "other").site_properties()
+
+
 def test_stale_pid_file_is_dropped(tmp_path: Path) -> None:
     local = _local(tmp_path)
     local.run_dir.mkdir(parents=True)
