@@ -9,12 +9,13 @@ This asks, side by side in one run, with the same probes as bench-scale, for eac
    holds), then the same probes.
 Before each heap the page cache is dropped (as root; otherwise this is noted and the runs share it).  A
 smaller heap leaves more memory to the page cache: the question is whether the drawer table then fits.
-With ``--then-block-size B`` the drawer family's block size is then changed to B bytes and the table
-major-compacted (every HFile rewritten in blocks of B), and the first heap is measured again: smaller blocks
-mean fewer bytes read and decompressed per candidate row.  The index keeps the new block size.
+With ``--then-layout KB:ENCODING[:COMPRESSION]`` the drawer family's block size, data block encoding and
+compression are then changed and the table major-compacted (every HFile rewritten in the new layout), and
+the first heap is measured again: what a block read from the page cache costs depends on its layout.  The
+index keeps the new layout.
 
     .venv/bin/python benchmarks/bench_cache.py --heaps 6144,3072       # or: make bench-cache
-    .venv/bin/python benchmarks/bench_cache.py --heaps 6144 --then-block-size 16384
+    .venv/bin/python benchmarks/bench_cache.py --heaps 6144 --then-layout 8:FAST_DIFF:NONE
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ import subprocess
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from bench_query import Layout, layout_label, parse_layouts
 from bench_scale import PREFIX, WORK, Scale, measure, probes
 
 from simhash_schema import connect, describe
@@ -63,22 +66,28 @@ def read_into_page_cache(directory: Path) -> tuple[float, float]:
     return total / 1e9, time.monotonic() - began
 
 
-def set_drawer_block_size(scale: Scale, block_size: int) -> float:
-    """Alter the drawer family's block size and major-compact the table into it; seconds taken."""
+def set_drawer_layout(scale: Scale, layout: Layout) -> float:
+    """Alter the drawer family's layout and major-compact the table into it; seconds taken."""
     began = time.monotonic()
     name = scale.tables.drawers.name
     client = connect("127.0.0.1", scale.local.ports.thrift2, 120_000)
     try:
-        family = replace(scale.tables.drawers.family, block_size=block_size)
+        family = replace(scale.tables.drawers.family, block_size=layout[0], encoding=layout[1], compression=layout[2])
         client.modifyColumnFamily(_table_name(name), _family_descriptor(family))
-        assert describe(client, name)[family.name]["block_size"] == block_size
+        if drawer_layout(client, scale) != layout:
+            raise SystemExit(f"{name}: HBase did not take the layout {layout_label(layout)}")
     finally:
         client.close()
     scale.local.flush([name], timeout=4 * 3600, compact=True)
     return time.monotonic() - began
 
 
-def run_heap(heap_mb: int, asked: list[int], warm: list[int], block_size: int | None = None) -> dict[str, object]:
+def drawer_layout(client: Any, scale: Scale) -> Layout:
+    family = describe(client, scale.tables.drawers.name)[scale.tables.drawers.family.name]
+    return family["block_size"], family["encoding"], family["compression"]
+
+
+def run_heap(heap_mb: int, asked: list[int], warm: list[int], layout: Layout | None = None) -> dict[str, object]:
     dropped = drop_page_cache()
     scale = Scale(argparse.Namespace(master_heap_mb=heap_mb, chunk=0))
     if scale.state.get("loaded", 0) < 100_000_000:
@@ -86,12 +95,12 @@ def run_heap(heap_mb: int, asked: list[int], warm: list[int], block_size: int | 
     scale.start()
     rewritten = None
     try:
-        if block_size is not None:
-            rewritten = set_drawer_block_size(scale, block_size)
+        if layout is not None:
+            rewritten = set_drawer_layout(scale, layout)
             dropped = drop_page_cache()  # the compaction's writes would otherwise start this run warm
         client = connect("127.0.0.1", scale.local.ports.thrift2, 120_000)
         try:
-            size = describe(client, scale.tables.drawers.name)[scale.tables.drawers.family.name]["block_size"]
+            now = drawer_layout(client, scale)
         finally:
             client.close()
         drawers = scale.drawers_dir
@@ -104,7 +113,7 @@ def run_heap(heap_mb: int, asked: list[int], warm: list[int], block_size: int | 
         scale.local.stop()
     return {
         "heap_mb": heap_mb,
-        "block_size": size,
+        "layout": layout_label(now),
         "rewrite_s": rewritten,
         "dropped": dropped,
         "probed": probed,
@@ -122,18 +131,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--heaps", default="6144,3072", help="region-server heaps in MiB, measured in this order")
     parser.add_argument("--queries", type=int, default=2000)
-    parser.add_argument("--then-block-size", type=int, help="then rewrite the drawers in blocks of this many bytes")
+    parser.add_argument(
+        "--then-layout",
+        type=lambda text: parse_layouts(text)[0],
+        help="then rewrite the drawers in this layout, KB:ENCODING[:COMPRESSION] (say 8:FAST_DIFF:NONE)",
+    )
     args = parser.parse_args()
     asked = probes(args.queries, seed=1)  # bench-scale's probes and warm-up, so the rows compare with its table
     warm = [int(v) for v in np.random.default_rng(2).integers(0, 2**64, size=WARMUP, dtype=np.uint64)]
     heaps = [int(h) for h in args.heaps.split(",")]
     results = [run_heap(h, asked, warm) for h in heaps]
-    if args.then_block_size:
-        results.append(run_heap(heaps[0], asked, warm, args.then_block_size))
+    if args.then_layout:
+        results.append(run_heap(heaps[0], asked, warm, args.then_layout))
     (WORK / f"cache-results-{time.strftime('%Y%m%dT%H%M%S')}.json").write_text(json.dumps(results, indent=1))
     print(f"\n{os.cpu_count()} cores, {results[0]['mem_total_gib']:.1f} GiB; index `{PREFIX}` in {WORK}")
     print(
-        "| heap MiB | block cache MiB | drawer block | drawers GB | page cache | store p50 | store p99 | client p50 "
+        "| heap MiB | block cache MiB | drawer layout | drawers GB | page cache | store p50 | store p99 | client p50 "
         "| client p99 |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
@@ -142,13 +155,13 @@ def main() -> None:
             m = r[state]
             cache = label if state == "probed" else f"{label} ({r['page_cache_gib_after_preread']:.1f} GiB cached)"
             print(
-                f"| {r['heap_mb']} | {0.4 * r['heap_mb']:,.0f} | {r['block_size'] // 1024} KB | "
+                f"| {r['heap_mb']} | {0.4 * r['heap_mb']:,.0f} | {r['layout']} | "
                 f"{r['drawers_bytes'] / 1e9:.2f} | {cache} | "
                 f"{m['store_p50_ms']:.2f} | {m['store_p99_ms']:.2f} | {m['client_p50_ms']:.2f} | "
                 f"{m['client_p99_ms']:.2f} |"
             )
         if r["rewrite_s"] is not None:
-            print(f"(drawers rewritten in {r['block_size'] // 1024} KB blocks first: {r['rewrite_s']:,.0f} s)")
+            print(f"(drawers rewritten as {r['layout']} first: {r['rewrite_s']:,.0f} s)")
         if not r["dropped"]:
             print(f"(heap {r['heap_mb']}: the page cache was not dropped before it: not root)")
 

@@ -25,7 +25,7 @@ from dataclasses import replace
 import happybase
 import numpy as np
 
-from simhash_schema import ENCODINGS, apply_schema, connect, hbase2, index_tables
+from simhash_schema import COMPRESSIONS, ENCODINGS, apply_schema, connect, hbase2, index_tables
 from simhash_server.index.keys import drawer_prefixes
 from simhash_server.index.store import IndexStore, StoreConfig
 
@@ -95,16 +95,22 @@ class RawScans:
         return sum(self.pool.map(scan, zip(self.t1, drawer_prefixes(fp), strict=True)))
 
 
-Layout = tuple[int, str]  # drawer table block size (bytes), data block encoding
+Layout = tuple[int, str, str]  # drawer table block size (bytes), data block encoding, compression
 
 
 def parse_layouts(text: str) -> list[Layout]:
     layouts = []
+    default_compression = index_tables("bench").drawers.family.compression
     for item in text.split(","):
-        size, _, encoding = item.partition(":")
-        if not size.isdigit() or encoding.upper() not in ENCODINGS:
-            raise argparse.ArgumentTypeError(f"layout {item!r}: want BLOCK_KB:ENCODING, ENCODING one of {ENCODINGS}")
-        layouts.append((int(size) * 1024, encoding.upper()))
+        size, _, rest = item.partition(":")
+        encoding, _, compression = rest.upper().partition(":")
+        compression = compression or default_compression
+        if not size.isdigit() or encoding not in ENCODINGS or compression not in COMPRESSIONS:
+            raise argparse.ArgumentTypeError(
+                f"layout {item!r}: want BLOCK_KB:ENCODING[:COMPRESSION], ENCODING one of {ENCODINGS}, "
+                f"COMPRESSION one of {COMPRESSIONS} (default {default_compression})"
+            )
+        layouts.append((int(size) * 1024, encoding, compression))
     return layouts
 
 
@@ -114,7 +120,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def layout_label(layout: Layout) -> str:
-    return f"{layout[0] // 1024} KB {layout[1]}"
+    return f"{layout[0] // 1024} KB {layout[1]} {layout[2]}"
 
 
 def open_index(n: int, fps: np.ndarray, layout: Layout, args: argparse.Namespace) -> tuple[IndexStore, float]:
@@ -122,10 +128,12 @@ def open_index(n: int, fps: np.ndarray, layout: Layout, args: argparse.Namespace
     prefix = f"bench_q{n}_r{args.regions}"
     tables = index_tables(prefix, drawer_regions=args.regions)
     family = tables.drawers.family
-    if layout != (family.block_size, family.encoding):  # another layout: tables of its own
+    if layout != (family.block_size, family.encoding, family.compression):  # another layout: tables of its own
         prefix += f"_b{layout[0] // 1024}k_{layout[1].lower()}"
+        if layout[2] != family.compression:
+            prefix += f"_{layout[2].lower()}"
         tables = index_tables(prefix, drawer_regions=args.regions)
-        family = replace(family, block_size=layout[0], encoding=layout[1])
+        family = replace(family, block_size=layout[0], encoding=layout[1], compression=layout[2])
         tables = replace(tables, drawers=replace(tables.drawers, family=family))
     client = connect(args.host, args.thrift2_port)
     drift = [f"{state.name}: {diff}" for state in apply_schema(client, tables) for diff in state.differences]
@@ -212,9 +220,9 @@ def main() -> None:
     parser.add_argument(
         "--layouts",
         type=parse_layouts,
-        default=[(drawers.block_size, drawers.encoding)],
-        help="Drawer table layouts to compare, as BLOCK_KB:ENCODING,... (default: the schema's); the first is "
-        "'store', the rest are queried beside it, probe by probe.",
+        default=[(drawers.block_size, drawers.encoding, drawers.compression)],
+        help="Drawer table layouts to compare, as BLOCK_KB:ENCODING[:COMPRESSION],... (default: the schema's); the "
+        "first is 'store', the rest are queried beside it, probe by probe.",
     )
     parser.add_argument("--compact", action="store_true", help="Major-compact tables an earlier run loaded.")
     parser.add_argument("--host", default="127.0.0.1")
