@@ -10,7 +10,7 @@ HFILE_JOB := deploy/hfile-job/target/simhash-hfile-job.jar
 PYTEST_ARGS ?=
 
 .PHONY: run stop test test-containers test-cluster cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
-	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-live bench-regions bench-reads bench-reply bench-fp2docs bench-warmup bench-cache bench-scans bench-grouping bench-clusters bench-verify golden proto proto-check tools
+	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-live bench-regions bench-reads bench-reply bench-fp2docs bench-warmup bench-cache bench-blockcache bench-scans bench-grouping bench-clusters bench-verify golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
 run: install jars
@@ -228,6 +228,10 @@ bench-warmup: install jars
 # bench-scale's 10^8 index read with the drawer table in the block cache or in the page cache, by heap size.
 bench-cache: install jars
 	$(BIN)/python benchmarks/bench_cache.py $(BENCH_ARGS)
+
+# bench-scale's 10^8 index, its drawer table in the page cache: the block cache's policies side by side.
+bench-blockcache: install jars
+	$(BIN)/python benchmarks/bench_blockcache.py $(BENCH_ARGS)
 
 # Where a query goes: drawer scans pipelined or a thread per region group, store.query, the client, gRPC alone.
 bench-scans: install jars

@@ -30,7 +30,7 @@ import shutil
 import statistics
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -70,11 +70,13 @@ def write_chunk(path: Path, start: int, end: int) -> None:
 
 
 class Scale:
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, site: dict[str, str] | None = None) -> None:
         self.args = args
         self.state_path = WORK / "state.json"
         self.state = json.loads(self.state_path.read_text()) if self.state_path.exists() else {"loaded": 0}
-        self.local = LocalHBase(var_dir=WORK / "hbase", ports=Ports.free(), master_heap_mb=args.master_heap_mb)
+        self.local = LocalHBase(
+            var_dir=WORK / "hbase", ports=Ports.free(), master_heap_mb=args.master_heap_mb, site=site
+        )
         # 16 drawer regions, as the published runs had (about 1.2 GB each at 10^8; hfile-load's drawers job
         # gets one reducer per region), not the schema's default for a small index.
         self.tables = index_tables(PREFIX, drawer_regions=16)
@@ -210,7 +212,11 @@ def serving(local: LocalHBase, prefix: str, *options: str, checkout: Path | None
         proc.wait(60)
 
 
-def measure(scale: Scale, asked: list[int], warm: list[int]) -> dict[str, object]:
+def measure(
+    scale: Scale, asked: list[int], warm: list[int], cpu: Callable[[], float] | None = None
+) -> dict[str, object]:
+    """p50/p99 of the probes ``asked`` after the ``warm`` ones; with ``cpu`` (CPU seconds of some processes so
+    far) also their CPU per probe over the probes alone, a recount of every second probe's candidates included."""
     timings: dict[str, list[float]] = {"store": [], "client": []}
     candidates = []
     with IndexStore(scale.config()) as store, serving(scale.local, PREFIX) as client:
@@ -218,6 +224,7 @@ def measure(scale: Scale, asked: list[int], warm: list[int]) -> dict[str, object
         for fp in warm:
             store.query(fp)
             client.query(simhash=fp)
+        cpu_began = cpu() if cpu else 0.0
         for i, fp in enumerate(asked):
             # Each probe by one way only, the ways alternating in pairs (a stored and a random probe each): a
             # probe asked both ways would find, the second time, the blocks the first read from disk.
@@ -230,7 +237,10 @@ def measure(scale: Scale, asked: list[int], warm: list[int]) -> dict[str, object
             timings[name].append(time.perf_counter() - began)
             if i % 2:
                 candidates.append(raw.thrift2(fp))
+        cpu_spent = cpu() - cpu_began if cpu else None
     out: dict[str, object] = {"candidates": statistics.mean(candidates)}
+    if cpu_spent is not None:
+        out["cpu_us_per_probe"] = 1e6 * cpu_spent / len(asked)
     for name, values in timings.items():
         out[f"{name}_p50_ms"] = 1000 * percentile(values, 0.5)
         out[f"{name}_p99_ms"] = 1000 * percentile(values, 0.99)
