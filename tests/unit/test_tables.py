@@ -38,3 +38,13 @@ def test_drawer_regions_out_of_range_are_refused_by_name(regions: int) -> None:
 def test_bad_prefixes_are_refused(prefix: str) -> None:
     with pytest.raises(ValueError, match="table prefix"):
         index_tables(prefix)
+
+
+@pytest.mark.parametrize("compression", ["NONE", "LZ4", "ZSTD"])
+def test_compression_reaches_fp2docs_and_docs_while_drawer_blocks_stay_uncompressed_8k_fast_diff(
+    compression: str,
+) -> None:
+    tables = index_tables("t", compression=compression)
+    drawers = tables.drawers.family
+    assert (drawers.compression, drawers.encoding, drawers.block_size) == ("NONE", "FAST_DIFF", 8192)
+    assert tables.fp2docs.family.compression == tables.docs.family.compression == compression
