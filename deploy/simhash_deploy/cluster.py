@@ -6,7 +6,8 @@ jars `make jars` fetched from Maven Central (HBase 2.6.1 and the Hadoop 2.10.2 i
 NameNode and DataNode are Hadoop's own classes from hadoop-hdfs), with hbase_local.py's JVM flags.  Each
 role writes its configuration under $SIMHASH_HBASE_DATA/conf, then runs its JVM in the foreground, logging
 to the console (`docker logs`).  `... check ROLE` is the health check: the role's port answers (for thrift,
-a Thrift call does).  `... regions unload|load SERVER` moves regions off a region server and back.
+a Thrift call does; a region server must also be registered with the master).  `... regions unload|load
+SERVER` moves regions off a region server and back.
 
 Settings, from the environment (defaults in brackets):
   SIMHASH_HBASE_DATA [/data]                 configuration and the role's data
@@ -14,6 +15,7 @@ Settings, from the environment (defaults in brackets):
   SIMHASH_ZOOKEEPER [zookeeper]              ZooKeeper's host
   SIMHASH_NAMENODE [namenode]                the NameNode's host
   SIMHASH_ZK_SESSION_TIMEOUT_MS [20000]      how soon a dead region server's ZooKeeper session expires
+  SIMHASH_BALANCER_PERIOD_MS [300000]        how often the master rebalances regions (HBase's default)
 """
 
 from __future__ import annotations
@@ -93,6 +95,7 @@ def write_config(conf: Path) -> None:
             "hbase.master.info.port": "-1",
             "hbase.regionserver.info.port": "-1",
             "hbase.master.wait.on.regionservers.mintostart": "2",
+            "hbase.balancer.period": _env("SIMHASH_BALANCER_PERIOD_MS", "300000"),
             # Servers go by the names they report (their service names); containers' addresses reverse
             # to other names, which the master would otherwise impose on them.
             "hbase.regionserver.hostname.disable.master.reversedns": "true",
@@ -103,7 +106,7 @@ def write_config(conf: Path) -> None:
     )
     (conf / "zoo.cfg").write_text(
         f"dataDir={data / 'zk'}\nclientPort={ZOOKEEPER_PORT}\ntickTime=2000\nmaxSessionTimeout=60000\n"
-        "admin.enableServer=false\n4lw.commands.whitelist=ruok\n"
+        "admin.enableServer=false\n4lw.commands.whitelist=ruok,dump\n"
     )
     (conf / "log4j2.properties").write_text(log4j2_properties(console=True))
     for webapp in ("hdfs", "datanode", "static"):  # Hadoop's web UIs look these up on the class path; the
@@ -157,6 +160,19 @@ def run(role: str) -> int:
     return next((code for code in codes if code), 0)
 
 
+def region_server_registered(host: str, zookeeper: tuple[str, int] | None = None) -> bool:
+    """Whether ZooKeeper holds the region server's ephemeral node.  The server creates it once the master
+    has taken it on; its port answers earlier, while the master cannot give it regions yet."""
+    address = zookeeper or (_env("SIMHASH_ZOOKEEPER", "zookeeper"), ZOOKEEPER_PORT)
+    try:
+        with socket.create_connection(address, timeout=3) as conn:
+            conn.sendall(b"dump")  # ZooKeeper's four-letter command: sessions and their ephemeral nodes
+            reply = b"".join(iter(lambda: conn.recv(65536), b""))
+    except OSError:
+        return False
+    return f"/hbase/rs/{host},".encode() in reply
+
+
 def check(role: str) -> int:
     port = ROLES[role][2]
     ports = [port, THRIFT2_PORT] if role == "thrift" else [port]
@@ -168,6 +184,8 @@ def check(role: str) -> int:
                 socket.create_connection((socket.gethostname(), p), timeout=3).close()
             except OSError:
                 return 1
+    if role == "regionserver":
+        return 0 if region_server_registered(socket.gethostname()) else 1
     if role == "thrift":
         import happybase
         from thriftpy2.thrift import TException

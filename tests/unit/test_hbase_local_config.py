@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import socket
+import threading
 from dataclasses import asdict
 from pathlib import Path
 from xml.etree import ElementTree
@@ -170,3 +172,46 @@ def test_a_bad_container_setting_is_named(monkeypatch, value: str, message: str)
     monkeypatch.setenv("SIMHASH_HBASE_MASTER_HEAP_MB", value)
     with pytest.raises(HBaseError, match=f"SIMHASH_HBASE_MASTER_HEAP_MB {message}"):
         configured()
+
+
+# What ZooKeeper 3.8's `dump` printed on the test cluster: the master's and two region servers' sessions.
+ZOOKEEPER_DUMP = b"""SessionTracker dump:
+Session Sets (2)/(3):
+3 expire at Wed Nov 25 15:20:25 UTC 2026:
+\t0x10000b186bf0002
+\t0x10000b186bf0001
+ephemeral nodes dump:
+Sessions with Ephemerals (2):
+0x10000b186bf0002:
+\t/hbase/rs/regionserver2,16020,1795619853524
+0x10000b186bf0001:
+\t/hbase/master
+"""
+
+
+@pytest.mark.parametrize(
+    ("host", "registered"), [("regionserver2", True), ("regionserver1", False), ("regionserver", False)]
+)
+def test_a_region_server_is_healthy_once_zookeeper_holds_its_node(host: str, registered: bool) -> None:
+    from simhash_deploy.cluster import region_server_registered
+
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+
+        def answer() -> None:
+            conn, _ = listener.accept()
+            with conn:
+                assert conn.recv(4) == b"dump"
+                conn.sendall(ZOOKEEPER_DUMP)
+
+        server = threading.Thread(target=answer)
+        server.start()
+        assert region_server_registered(host, listener.getsockname()) is registered
+        server.join()
+
+
+def test_a_region_server_is_not_healthy_while_zookeeper_does_not_answer() -> None:
+    from simhash_deploy.cluster import region_server_registered
+
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        address = listener.getsockname()
+    assert region_server_registered("regionserver1", address) is False
