@@ -195,18 +195,21 @@ Sessions with Ephemerals (2):
 def test_a_region_server_is_healthy_once_zookeeper_holds_its_node(host: str, registered: bool) -> None:
     from simhash_deploy.cluster import region_server_registered
 
+    asked: list[bytes] = []
     with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.settimeout(30)  # a client that never connects fails the test instead of hanging it
 
         def answer() -> None:
             conn, _ = listener.accept()
-            with conn:
-                assert conn.recv(4) == b"dump"
+            with conn, conn.makefile("rb") as request:
+                asked.append(request.read(4))
                 conn.sendall(ZOOKEEPER_DUMP)
 
         server = threading.Thread(target=answer)
         server.start()
         assert region_server_registered(host, listener.getsockname()) is registered
         server.join()
+    assert asked == [b"dump"]
 
 
 def test_a_region_server_is_not_healthy_while_zookeeper_does_not_answer() -> None:
