@@ -34,12 +34,11 @@ import statistics
 import time
 
 import numpy as np
-from bench_cache import WARMUP, drawer_layout, read_into_page_cache, set_drawer_layout
+from bench_cache import WARMUP, current_drawer_layout, read_into_page_cache, set_drawer_layout
 from bench_grouping import jvm_seconds
 from bench_query import Layout, layout_label, parse_layouts
 from bench_scale import WORK, Scale, measure, probes
 
-from simhash_schema import connect
 from simhash_server.index.store import IndexStore
 
 # HBase 2.6's block cache policies (hfile.block.cache.policy, BlockCacheFactory) and its switch for caching
@@ -63,11 +62,7 @@ def run(
     scale.start()
     rewritten = None
     try:
-        client = connect("127.0.0.1", scale.local.ports.thrift2, 120_000)
-        try:
-            now = drawer_layout(client, scale)
-        finally:
-            client.close()
+        now = current_drawer_layout(scale)
         if layout is not None and layout != now:
             rewritten, now = set_drawer_layout(scale, layout), layout
         gb, seconds = read_into_page_cache(scale.drawers_dir)

@@ -87,6 +87,15 @@ def drawer_layout(client: Any, scale: Scale) -> Layout:
     return family["block_size"], family["encoding"], family["compression"]
 
 
+def current_drawer_layout(scale: Scale) -> Layout:
+    """The drawer family's layout, asked over a connection of its own."""
+    client = connect("127.0.0.1", scale.local.ports.thrift2, 120_000)
+    try:
+        return drawer_layout(client, scale)
+    finally:
+        client.close()
+
+
 def run_heap(heap_mb: int, asked: list[int], warm: list[int], layout: Layout | None = None) -> dict[str, object]:
     dropped = drop_page_cache()
     scale = Scale(argparse.Namespace(master_heap_mb=heap_mb, chunk=0))
@@ -98,11 +107,7 @@ def run_heap(heap_mb: int, asked: list[int], warm: list[int], layout: Layout | N
         if layout is not None:
             rewritten = set_drawer_layout(scale, layout)
             dropped = drop_page_cache()  # the compaction's writes would otherwise start this run warm
-        client = connect("127.0.0.1", scale.local.ports.thrift2, 120_000)
-        try:
-            now = drawer_layout(client, scale)
-        finally:
-            client.close()
+        now = current_drawer_layout(scale)
         drawers = scale.drawers_dir
         probed = measure(scale, asked, warm)
         gb, seconds = read_into_page_cache(drawers)
