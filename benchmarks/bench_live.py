@@ -1,13 +1,13 @@
 """Query latency of a live index: written through the Index path, never compacted by hand, one HBase at a time.
 
-The issue's new user: `make run` (HBase heap 2 GiB), documents written through Index, then queries through
-the Python client while HBase flushes and compacts as it will.  For each entry of ``--gcs`` in turn, a
-garbage collector, optionally the drawer table's regions (``G1:16``; the schema's default otherwise) and
-``+bucket``: data blocks cached in an off-heap BucketCache of ``--offheap-mb`` instead of on the heap
-(repeat entries to alternate, say ``G1,ZGC,ZGC,G1``), a fresh HBase alone on the machine gets the same N
-documents (random fingerprints) through ``IndexStore.index_many``; then the same probes (half stored
-fingerprints 0-3 bits away, half random) are asked in process (store) and through the Python client of a
-``serve`` process, every probe both ways in turn, in states:
+The issue's new user: `make run` (HBase heap 2 GiB), documents written through Index, then queries through the
+Python client while HBase flushes and compacts as it will. For each entry of ``--gcs`` in turn, a garbage
+collector, optionally the drawer table's regions (``G1:16``; the schema's default otherwise) and ``+bucket``:
+data blocks cached in an off-heap BucketCache of ``--offheap-mb`` instead of on the heap, and ``+warmup=N``:
+serve's ``--warmup-queries`` (repeat entries to alternate, say ``G1,ZGC,ZGC,G1``), a fresh HBase alone on the
+machine gets the same N documents (random fingerprints) through ``IndexStore.index_many``; then the same probes
+(half stored fingerprints 0-3 bits away, half random) are asked in process (store) and through the Python client
+of a ``serve`` process, every probe both ways in turn, in states:
 1. ``written``: at once after the last write (HBase's flushes and compactions of the burst still running);
 2. ``writing``: while a writer keeps indexing ``--write-rate`` documents per second;
 3. ``compacted``: after a major compaction (the state the published figures were measured in).
@@ -23,6 +23,7 @@ results go to var/live-results.json.
     .venv/bin/python benchmarks/bench_live.py --documents 2e5  # a quick look
     .venv/bin/python benchmarks/bench_live.py --gcs G1:16,G1,G1,G1:16  # 16 drawer regions against the default
     .venv/bin/python benchmarks/bench_live.py --gcs G1,G1+bucket,G1+bucket,G1  # the block cache off the heap
+    .venv/bin/python benchmarks/bench_live.py --gcs G1,G1+warmup=8000,G1+warmup=8000,G1  # serve's warm-up
 """
 
 from __future__ import annotations
@@ -79,24 +80,37 @@ def thread_cpu(pid: int) -> dict[str, float]:
 
 @dataclasses.dataclass(frozen=True)
 class Variant:
-    """An entry of --gcs, ``GC[:REGIONS][+bucket]``: the collector, the drawer regions (None: the schema's
-    default) and whether data blocks are cached off the heap (an off-heap BucketCache of --offheap-mb)."""
+    """An entry of --gcs, ``GC[:REGIONS][+bucket][+warmup=N]``: the collector, the drawer regions (None: the
+    schema's default), whether data blocks are cached off the heap (an off-heap BucketCache of --offheap-mb)
+    and serve's ``--warmup-queries`` (None: serve's default)."""
 
     gc: str
     regions: int | None
     bucket: bool
+    warmup: int | None = None
 
     @classmethod
     def of(cls, entry: str) -> Variant:
-        head, plus, tail = entry.partition("+")
-        if plus and tail != "bucket":
-            raise SystemExit(f"--gcs: {entry!r}: the only option after '+' is 'bucket'")
+        head, *options = entry.split("+")
+        bucket, warmup = False, None
+        for option in options:
+            name, eq, value = option.partition("=")
+            if option == "bucket":
+                bucket = True
+            elif name == "warmup" and eq and value.isdigit():
+                warmup = int(value)
+            else:
+                raise SystemExit(f"--gcs: {entry!r}: an option after '+' is 'bucket' or 'warmup=N', not {option!r}")
         gc, _, regions = head.partition(":")
         if gc not in GARBAGE_COLLECTORS:
             raise SystemExit(f"--gcs: {entry!r}: the collector must be one of {', '.join(GARBAGE_COLLECTORS)}")
         if regions and not (regions.isdigit() and 1 <= int(regions) <= 4096):
             raise SystemExit(f"--gcs: {entry!r}: the drawer regions after ':' must be a number in 1..4096")
-        return cls(gc, int(regions) if regions else None, bool(plus))
+        return cls(gc, int(regions) if regions else None, bucket, warmup)
+
+    @property
+    def serve_options(self) -> tuple[str, ...]:
+        return () if self.warmup is None else ("--warmup-queries", str(self.warmup))
 
     @property
     def tables(self) -> IndexTables:
@@ -171,6 +185,7 @@ class Live:
             offheap_cache_mb=args.offheap_mb if variant.bucket else 0,
         )
         self.tables = variant.tables
+        self.serve_options = variant.serve_options
         self.stored: list[int] = []
 
     def config(self) -> StoreConfig:
@@ -246,7 +261,7 @@ class Live:
 def measure(live: Live, asked: list[int], warmup: list[int]) -> dict[str, object]:
     """p50/p99 in process and through the client, the probes asked both ways in turn; the JVM meanwhile."""
     timings: dict[str, list[float]] = {w: [] for w in WAYS}
-    with IndexStore(live.config()) as store, serving(live.local, PREFIX) as client:
+    with IndexStore(live.config()) as store, serving(live.local, PREFIX, *live.serve_options) as client:
         calls = {"store": store.query, "client": lambda fp: client.query(simhash=fp)}
         for fp in warmup:
             for call in calls.values():
@@ -301,7 +316,7 @@ def main() -> None:
     parser.add_argument(
         "--gcs",
         default="G1,ZGC,ZGC,G1",
-        help="one fresh HBase per entry (GC, GC:DRAWER_REGIONS, either +bucket), in this order",
+        help="one fresh HBase per entry (GC or GC:DRAWER_REGIONS, then +bucket, +warmup=N), in this order",
     )
     parser.add_argument("--keep", action="store_true", help="keep var/live/GC afterwards")
     args = parser.parse_args()
