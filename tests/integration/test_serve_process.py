@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -18,6 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from simhash_client import SimHashClient, Unavailable
 from simhash_deploy import Ports
+from simhash_server.rpc.warmup import ROUND_QUERIES
 
 CLI = str(Path(sys.executable).with_name("simhash-index"))
 
@@ -105,21 +107,27 @@ def test_a_taken_address_is_a_clear_error_without_a_traceback(index, hbase) -> N
     assert "Traceback" not in done.stderr
 
 
-def test_the_warm_up_queries_are_asked_before_the_port_opens(index, spawn_server, ids) -> None:
-    index.index_many([(f"{ids}{n}", random.getrandbits(64)) for n in range(5)])  # a hit's path to warm up
+def _warming_server(index, spawn_server, ids, *options: str) -> tuple[subprocess.Popen, str, int]:
+    """A serve process on an index of 5 documents (a hit's path to warm up too), warming up with ``options``
+    (at most 600 s, so nothing below hangs on the machine's speed): (process, target, its metrics port)."""
+    index.index_many([(f"{ids}{n}", random.getrandbits(64)) for n in range(5)])
     metrics_port = Ports.free().thrift2
     proc, target = spawn_server(
         index.config.table_prefix,
-        "--warmup-queries",
-        "40",
+        *options,
         "--warmup-seconds",
-        "600",  # so the count below does not hang on the machine's speed
+        "600",
         "--metrics-address",
         f"127.0.0.1:{metrics_port}",
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
+    return proc, target, metrics_port
+
+
+def test_the_warm_up_queries_are_asked_before_the_port_opens(index, spawn_server, ids) -> None:
+    proc, target, metrics_port = _warming_server(index, spawn_server, ids, "--warmup-queries", "40", "--warmup-fixed")
     # SERVING now, and no caller has asked anything: every query the process counted was its own warm-up.
     assert metric(metrics_port, "simhash_query_candidates_count") == 40
     # half of them 0-3 bits from a stored fingerprint, which each query's scans therefore find
@@ -130,3 +138,21 @@ def test_the_warm_up_queries_are_asked_before_the_port_opens(index, spawn_server
     proc.terminate()
     output, _ = proc.communicate(timeout=60)
     assert "warmed up: 40 queries (20 near stored fingerprints) in " in output
+    assert "(a fixed count)" in output
+
+
+def test_the_warm_up_goes_on_in_rounds_until_latency_settles(index, spawn_server, ids) -> None:
+    proc, _, metrics_port = _warming_server(index, spawn_server, ids, "--warmup-queries", "40")
+    asked = metric(metrics_port, "simhash_query_candidates_count")
+    proc.terminate()
+    output, _ = proc.communicate(timeout=60)
+    report = re.search(
+        r"warmed up: (\d+) queries \((\d+) near stored fingerprints\) in .*; round medians (.*) ms \((.*)\)", output
+    )
+    assert report is not None, output
+    assert int(report[1]) == asked  # every query counted before any caller was the warm-up's
+    assert int(report[2]) == asked // 2
+    # past the 40 asked for: whole rounds of 500, at least three (a first, then two flat ones), until settled
+    assert report[4] == "settled"
+    assert asked % ROUND_QUERIES == 0 and asked >= 3 * ROUND_QUERIES
+    assert len(report[3].split(", ")) == asked // ROUND_QUERIES

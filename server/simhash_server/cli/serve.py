@@ -43,8 +43,16 @@ from simhash_server.index.config import QUERY_READS, StoreConfig
     default=2000,
     show_default=True,
     envvar="SIMHASH_WARMUP_QUERIES",
-    help="Queries asked before the port opens (half random, half near stored fingerprints), so that the first "
-    "callers do not pay for a freshly started HBase's compiling and caching (at most --warmup-seconds); 0: none.",
+    help="At least this many queries asked before the port opens (half random, half near stored fingerprints), "
+    "so that the first callers do not pay for a freshly started HBase's compiling and caching; 0: none.",
+)
+@click.option(
+    "--warmup-until-settled/--warmup-fixed",
+    default=True,
+    show_default=True,
+    envvar="SIMHASH_WARMUP_UNTIL_SETTLED",
+    help="After --warmup-queries, go on in rounds of 500 until a round's median latency stops falling (the JVMs "
+    "have compiled their read path); --warmup-fixed asks exactly --warmup-queries.",
 )
 @click.option(
     "--warmup-seconds",
@@ -52,7 +60,7 @@ from simhash_server.index.config import QUERY_READS, StoreConfig
     default=30.0,
     show_default=True,
     envvar="SIMHASH_WARMUP_SECONDS",
-    help="The most time the warm-up queries may take.",
+    help="The most time the warm-up may take.",
 )
 @click.option(
     "--pool-size",
@@ -184,6 +192,7 @@ def serve(
     metrics_address: str,
     grace_seconds: float,
     warmup_queries: int,
+    warmup_until_settled: bool,
     warmup_seconds: float,
     pool_size: int,
     query_lanes: int,
@@ -224,6 +233,7 @@ def serve(
             grace_seconds=grace_seconds,
             warmup_queries=warmup_queries,
             warmup_seconds=warmup_seconds,
+            warmup_until_settled=warmup_until_settled,
             limits=limits,
             store=store_config(
                 opts,

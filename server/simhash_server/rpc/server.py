@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import signal
 import threading
 import time
@@ -26,26 +25,16 @@ from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
 from simhash_server.fingerprint import fingerprint
 from simhash_server.index.async_store import AsyncIndexStore
-from simhash_server.index.model import MAX_DISTANCE
 from simhash_server.index.store import IndexStore, StoreConfig
 from simhash_server.rpc.interceptors import Drain, MetricsInterceptor
 from simhash_server.rpc.limits import Limits
 from simhash_server.rpc.security import AuthInterceptor, TLSConfig, Tokens, check_exposure
 from simhash_server.rpc.service import SimHashIndexService
+from simhash_server.rpc.warmup import warm_up
 
 __all__ = ["ServerConfig", "SimHashServer"]
 
 log = logging.getLogger(__name__)
-
-_WARMUP_STORED = 1000  # stored fingerprints the warm-up reads; its near queries cycle through them
-
-
-def _flip_bits(fp: int, bits: int, rng: random.Random) -> int:
-    """``fp`` with ``bits`` distinct random bits flipped."""
-    for bit in rng.sample(range(64), bits):
-        fp ^= 1 << bit
-    return fp
-
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["SimHashIndex"].full_name
 
@@ -61,9 +50,11 @@ class ServerConfig:
     tls: TLSConfig | None = None
     tokens: Tokens | None = None
     insecure: bool = False  # serve a network address with neither TLS nor tokens
-    # Random queries asked before the port opens (at most warmup_seconds): docs/benchmarks.md, warm-up.
+    # Queries asked before the port opens: at least warmup_queries, then (warmup_until_settled) more rounds
+    # until their latency stops falling; never past warmup_seconds (warmup.py).
     warmup_queries: int = 0
     warmup_seconds: float = 30.0
+    warmup_until_settled: bool = True
 
 
 class SimHashServer:
@@ -162,31 +153,11 @@ class SimHashServer:
                 was_up = up
 
     async def _warm_up(self) -> None:
-        """Ask queries before serving.  A region server and Thrift gateway fresh from a restart, or from a burst
-        of writes, compile their read path and fill their block cache during their first few thousand queries,
-        which answer several times slower meanwhile: without this, the first callers pay for it.  Half the
-        queries are random (a miss: drawer scans only), half a few bits from stored fingerprints (a hit: the
-        fp2docs read too, another path to compile).  Best effort: a failure is logged and serving starts."""
-        wanted, budget = self.config.warmup_queries, self.config.warmup_seconds
-        if wanted < 1:
-            return
-        rng = random.Random()
-        began = time.monotonic()
-        deadline = began + budget
-        asked = near = 0
-        try:
-            stored = await self.index.sample_fingerprints(min(wanted // 2, _WARMUP_STORED), deadline=deadline)
-            while asked < wanted and time.monotonic() < deadline:
-                if asked % 2 and stored:
-                    fp = _flip_bits(stored[near % len(stored)], rng.randint(0, MAX_DISTANCE), rng)
-                    near += 1
-                else:
-                    fp = rng.getrandbits(64)
-                await self.index.query(fp, deadline=deadline)
-                asked += 1
-        except Exception as exc:  # noqa: BLE001 - warming is optional; serving is not
-            log.warning("warm-up stopped after %d queries: %r", asked, exc)
-        log.info("warmed up: %d queries (%d near stored fingerprints) in %.1f s", asked, near, time.monotonic() - began)
+        """Queries before the port opens, so that the first callers do not pay for cold JVMs (warmup.py)."""
+        config = self.config
+        report = await warm_up(self.index, config.warmup_queries, config.warmup_seconds, config.warmup_until_settled)
+        if report.asked:
+            log.info("%s", report.describe())
 
     # -- lifecycle, on the event loop -------------------------------------------------------------------
     async def _start(self) -> None:
