@@ -3,8 +3,9 @@
 The issue's new user: `make run` (HBase heap 2 GiB), documents written through Index, then queries through the
 Python client while HBase flushes and compacts as it will. For each entry of ``--gcs`` in turn, a garbage
 collector, optionally the drawer table's regions (``G1:16``; the schema's default otherwise) and ``+bucket``:
-data blocks cached in an off-heap BucketCache of ``--offheap-mb`` instead of on the heap, and ``+warmup=N``:
-serve's ``--warmup-queries`` (repeat entries to alternate, say ``G1,ZGC,ZGC,G1``), a fresh HBase alone on the
+data blocks cached in an off-heap BucketCache of ``--offheap-mb`` instead of on the heap, ``+warmup=N``:
+serve's ``--warmup-queries``, and ``+fixed``: serve's ``--warmup-fixed`` (repeat entries to alternate, say
+``G1,ZGC,ZGC,G1``), a fresh HBase alone on the
 machine gets the same N documents (random fingerprints) through ``IndexStore.index_many``; then the same probes
 (half stored fingerprints 0-3 bits away, half random) are asked in process (store) and through the Python client
 of a ``serve`` process, every probe both ways in turn, in states:
@@ -23,7 +24,8 @@ results go to var/live-results.json.
     .venv/bin/python benchmarks/bench_live.py --documents 2e5  # a quick look
     .venv/bin/python benchmarks/bench_live.py --gcs G1:16,G1,G1,G1:16  # 16 drawer regions against the default
     .venv/bin/python benchmarks/bench_live.py --gcs G1,G1+bucket,G1+bucket,G1  # the block cache off the heap
-    .venv/bin/python benchmarks/bench_live.py --gcs G1,G1+warmup=8000,G1+warmup=8000,G1  # serve's warm-up
+    .venv/bin/python benchmarks/bench_live.py --gcs G1,G1+warmup=8000,G1+warmup=8000,G1  # serve's warm-up count
+    .venv/bin/python benchmarks/bench_live.py --gcs G1+fixed,G1,G1,G1+fixed  # warm-up until settled, or fixed
 """
 
 from __future__ import annotations
@@ -80,37 +82,44 @@ def thread_cpu(pid: int) -> dict[str, float]:
 
 @dataclasses.dataclass(frozen=True)
 class Variant:
-    """An entry of --gcs, ``GC[:REGIONS][+bucket][+warmup=N]``: the collector, the drawer regions (None: the
-    schema's default), whether data blocks are cached off the heap (an off-heap BucketCache of --offheap-mb)
-    and serve's ``--warmup-queries`` (None: serve's default)."""
+    """An entry of --gcs, ``GC[:REGIONS][+bucket][+warmup=N][+fixed]``: the collector, the drawer regions (None:
+    the schema's default), whether data blocks are cached off the heap (an off-heap BucketCache of
+    --offheap-mb), serve's ``--warmup-queries`` (None: serve's default) and whether its warm-up asks exactly
+    that many (``--warmup-fixed``) instead of going on until latency settles."""
 
     gc: str
     regions: int | None
     bucket: bool
     warmup: int | None = None
+    fixed: bool = False
 
     @classmethod
     def of(cls, entry: str) -> Variant:
         head, *options = entry.split("+")
-        bucket, warmup = False, None
+        bucket, warmup, fixed = False, None, False
         for option in options:
             name, eq, value = option.partition("=")
             if option == "bucket":
                 bucket = True
+            elif option == "fixed":
+                fixed = True
             elif name == "warmup" and eq and value.isdigit():
                 warmup = int(value)
             else:
-                raise SystemExit(f"--gcs: {entry!r}: an option after '+' is 'bucket' or 'warmup=N', not {option!r}")
+                raise SystemExit(
+                    f"--gcs: {entry!r}: an option after '+' is 'bucket', 'warmup=N' or 'fixed', not {option!r}"
+                )
         gc, _, regions = head.partition(":")
         if gc not in GARBAGE_COLLECTORS:
             raise SystemExit(f"--gcs: {entry!r}: the collector must be one of {', '.join(GARBAGE_COLLECTORS)}")
         if regions and not (regions.isdigit() and 1 <= int(regions) <= 4096):
             raise SystemExit(f"--gcs: {entry!r}: the drawer regions after ':' must be a number in 1..4096")
-        return cls(gc, int(regions) if regions else None, bucket, warmup)
+        return cls(gc, int(regions) if regions else None, bucket, warmup, fixed)
 
     @property
     def serve_options(self) -> tuple[str, ...]:
-        return () if self.warmup is None else ("--warmup-queries", str(self.warmup))
+        count = () if self.warmup is None else ("--warmup-queries", str(self.warmup))
+        return count + (("--warmup-fixed",) if self.fixed else ())
 
     @property
     def tables(self) -> IndexTables:
@@ -316,7 +325,7 @@ def main() -> None:
     parser.add_argument(
         "--gcs",
         default="G1,ZGC,ZGC,G1",
-        help="one fresh HBase per entry (GC or GC:DRAWER_REGIONS, then +bucket, +warmup=N), in this order",
+        help="one fresh HBase per entry (GC or GC:DRAWER_REGIONS, then +bucket, +warmup=N, +fixed), in this order",
     )
     parser.add_argument("--keep", action="store_true", help="keep var/live/GC afterwards")
     args = parser.parse_args()

@@ -188,10 +188,13 @@ def probes(count: int, seed: int, stored: list[int] | None = None) -> list[int]:
 
 
 @contextlib.contextmanager
-def serving(local: LocalHBase, prefix: str, *options: str, checkout: Path | None = None) -> Iterator[SimHashClient]:
+def serving(
+    local: LocalHBase, prefix: str, *options: str, checkout: Path | None = None, log: Path | None = None
+) -> Iterator[SimHashClient]:
     """A `simhash-index serve` process (metrics off) on index ``prefix`` of ``local``: its client, once SERVING.
 
-    ``checkout``: run another checkout's code (say a `git worktree` of an earlier commit) instead of this one."""
+    ``checkout``: run another checkout's code (say a `git worktree` of an earlier commit) instead of this one.
+    ``log``: where its log goes (nowhere by default)."""
     port = Ports.free().thrift
     env = {
         **os.environ,
@@ -202,7 +205,8 @@ def serving(local: LocalHBase, prefix: str, *options: str, checkout: Path | None
     if checkout is not None:  # its packages ahead of this checkout's editable install
         env["PYTHONPATH"] = os.pathsep.join(str(checkout / d) for d in ("server", "client", "hbase_schema", "deploy"))
     command = [CLI, "serve", "--address", f"127.0.0.1:{port}", "--metrics-address", "", *options]
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sink = open(log, "w") if log is not None else subprocess.DEVNULL  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(command, env=env, stdout=sink, stderr=sink)
     try:
         with SimHashClient(f"127.0.0.1:{port}") as client:
             client.wait_until_serving(timeout=300)
@@ -210,6 +214,8 @@ def serving(local: LocalHBase, prefix: str, *options: str, checkout: Path | None
     finally:
         proc.terminate()
         proc.wait(60)
+        if log is not None:
+            sink.close()  # type: ignore[union-attr]
 
 
 def measure(
