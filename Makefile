@@ -221,7 +221,7 @@ bench-reply: install
 bench-fp2docs: install jars
 	$(BIN)/python benchmarks/bench_fp2docs.py $(BENCH_ARGS)
 
-# The first queries after a restart, serve --warmup-queries against none (needs bench-live's BENCH_ARGS="--gcs G1 --keep").
+# The first queries after a restart: serve warming up until settled, a fixed count, none (needs bench-live's BENCH_ARGS="--gcs G1 --keep").
 bench-warmup: install jars
 	$(BIN)/python benchmarks/bench_warmup.py $(BENCH_ARGS)
 
