@@ -1,14 +1,14 @@
 """Query latency of a live index: written through the Index path, never compacted by hand, one HBase at a time.
 
 The issue's new user: `make run` (HBase heap 2 GiB), documents written through Index, then queries through the
-Python client while HBase flushes and compacts as it will. For each entry of ``--gcs`` in turn, a garbage
-collector, optionally the drawer table's regions (``G1:16``; the schema's default otherwise) and ``+bucket``:
-data blocks cached in an off-heap BucketCache of ``--offheap-mb`` instead of on the heap, ``+warmup=N``:
-serve's ``--warmup-queries``, and ``+fixed``: serve's ``--warmup-fixed`` (repeat entries to alternate, say
-``G1,ZGC,ZGC,G1``), a fresh HBase alone on the
-machine gets the same N documents (random fingerprints) through ``IndexStore.index_many``; then the same probes
-(half stored fingerprints 0-3 bits away, half random) are asked in process (store) and through the Python client
-of a ``serve`` process, every probe both ways in turn, in states:
+Python client while HBase flushes and compacts as it will.  For each entry of ``--gcs`` in turn (a garbage
+collector, optionally the drawer table's regions, ``G1:16``, the schema's default otherwise; then options:
+``+bucket``, data blocks cached in an off-heap BucketCache of ``--offheap-mb`` instead of on the heap;
+``+warmup=N``, serve's ``--warmup-queries``; ``+fixed``, serve's ``--warmup-fixed``; repeat entries to
+alternate, say ``G1,ZGC,ZGC,G1``), a fresh HBase alone on the machine gets the same N documents (random
+fingerprints) through ``IndexStore.index_many``; then the same probes (half stored fingerprints 0-3 bits away,
+half random) are asked in process (store) and through the Python client of a ``serve`` process, every probe
+both ways in turn, in states:
 1. ``written``: at once after the last write (HBase's flushes and compactions of the burst still running);
 2. ``writing``: while a writer keeps indexing ``--write-rate`` documents per second;
 3. ``compacted``: after a major compaction (the state the published figures were measured in).

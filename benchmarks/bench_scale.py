@@ -205,17 +205,15 @@ def serving(
     if checkout is not None:  # its packages ahead of this checkout's editable install
         env["PYTHONPATH"] = os.pathsep.join(str(checkout / d) for d in ("server", "client", "hbase_schema", "deploy"))
     command = [CLI, "serve", "--address", f"127.0.0.1:{port}", "--metrics-address", "", *options]
-    sink = open(log, "w") if log is not None else subprocess.DEVNULL  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(command, env=env, stdout=sink, stderr=sink)
-    try:
-        with SimHashClient(f"127.0.0.1:{port}") as client:
-            client.wait_until_serving(timeout=300)
-            yield client
-    finally:
-        proc.terminate()
-        proc.wait(60)
-        if log is not None:
-            sink.close()  # type: ignore[union-attr]
+    with open(log, "w") if log is not None else contextlib.nullcontext(subprocess.DEVNULL) as sink:
+        proc = subprocess.Popen(command, env=env, stdout=sink, stderr=sink)
+        try:
+            with SimHashClient(f"127.0.0.1:{port}") as client:
+                client.wait_until_serving(timeout=300)
+                yield client
+        finally:
+            proc.terminate()
+            proc.wait(60)
 
 
 def measure(

@@ -1,15 +1,14 @@
 """The first queries after a restart: serve's warm-up until settled, a fixed count, and none, in rotating rounds.
 
 Needs the 10^6 index `bench_live.py --keep` leaves under var/live/GC (``--gc``, default G1, the launcher's).
-Each way restarts that HBase (cold JVMs: nothing compiled, empty block cache), starts `serve` on it with
-``--warmup-queries 0`` or ``N`` (default 2000; the port opens once they are asked), and as soon as it is
-SERVING asks the same probes (half stored fingerprints 0-3 bits away, half random) through the Python client:
-the latency first callers see, by slices of the probes.  Ways: ``--warmup-queries 0`` (none), ``N --warmup-fixed``
-(exactly N, as serve did before it warmed up until settled) and ``N`` (serve's default: at least N, then rounds
-until latency stops falling).  ``--baseline DIR`` adds a third way: ``N`` warm-up
-queries by the serve of another checkout (a `git worktree` of an earlier commit), to measure a change to the
-warm-up itself.  Rounds rotate which way goes first.  Not side by side at once: on 2 cores the cold JVMs of
-one way would slow the other.
+Each way restarts that HBase (cold JVMs: nothing compiled, empty block cache), starts `serve` on it, and as
+soon as it is SERVING asks the same probes (half stored fingerprints 0-3 bits away, half random) through the
+Python client: the latency first callers see, by slices of the probes.  Ways: ``--warmup-queries 0`` (none),
+``N --warmup-fixed`` (exactly N, default 2000, as serve did before it warmed up until settled) and ``N``
+(serve's default: at least N, then rounds until latency stops falling).  ``--baseline DIR`` adds a fourth: the
+serve of another checkout (a `git worktree` of an earlier commit) warming up its own way from N, to measure a
+change to the warm-up itself.  Rounds rotate which way goes first.  Not side by side at once: on 2 cores the
+cold JVMs of one way would slow the other.
 
     .venv/bin/python benchmarks/bench_live.py --gcs G1 --keep && .venv/bin/python benchmarks/bench_warmup.py
 """

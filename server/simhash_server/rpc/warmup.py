@@ -91,13 +91,13 @@ def _flip_bits(fp: int, bits: int, rng: random.Random) -> int:
 async def warm_up(index: AsyncIndexStore, minimum: int, seconds: float, until_settled: bool = True) -> WarmupReport:
     """Ask at least ``minimum`` queries (none if it is 0) and, ``until_settled``, more rounds until latency
     settles; never past ``seconds``.  Best effort: a failure is logged and the warm-up ends."""
+    if minimum < 1:
+        return WarmupReport(0, 0, 0.0, (), None)
     rng = random.Random()
     began = time.monotonic()
     deadline = began + seconds
     asked = near = 0
     settling = Settling()
-    if minimum < 1:
-        return WarmupReport(0, 0, 0.0, (), None)
     try:
         stored = await index.sample_fingerprints(min(minimum // 2, _STORED_SAMPLE), deadline=deadline)
         timings: list[float] = []
