@@ -206,6 +206,26 @@ def test_generate_only_then_load_only_and_a_staging_dir_of_another_load_is_refus
     assert {d: store.get(d) for d in lines} == lines
 
 
+def test_a_relative_input_path_with_its_default_staging_loads(make_index, hbase, tmp_path: Path) -> None:
+    """As a user types it, in the input's directory.  The job runs in the staging directory, so every path it is
+    handed must lead where it did: a relative one once sent the job to ZooKeeper's default port."""
+    store = make_index(regions=1)
+    rng = random.Random(9)
+    lines = {f"r-{n}": rng.getrandbits(64) for n in range(60)}
+    (tmp_path / "in.tsv").write_text("".join(f"{d}\t{fp:016x}\n" for d, fp in lines.items()))
+    result = subprocess.run(
+        [CLI, "hfile-load", "in.tsv", "--quiet"],
+        env=_env(store, hbase),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    assert {d: store.get(d) for d in lines} == lines
+    assert not (tmp_path / "in.tsv.hfile-staging").exists()
+
+
 def test_a_missing_schema_is_refused_before_any_job_runs(make_index, hbase, tmp_path: Path) -> None:
     store = make_index(regions=1)
     source = tmp_path / "in.tsv"

@@ -134,7 +134,7 @@ class JobRunner:
     def _local(self, command: str, args: dict[str, str], staging: Path, main_class: str) -> list[str]:
         from simhash_deploy.hbase_local import AIRCOMPRESSOR_CODECS, JDK17_FLAGS, site_xml
 
-        conf = staging / "conf"
+        conf = staging.resolve() / "conf"  # absolute: the job runs in the staging directory
         conf.mkdir(exist_ok=True)
         host, _, port = (self.zookeeper or "127.0.0.1:2181").partition(":")
         site = {"hbase.zookeeper.quorum": host, "hbase.zookeeper.property.clientPort": port or "2181"}
