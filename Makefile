@@ -10,7 +10,7 @@ HFILE_JOB := deploy/hfile-job/target/simhash-hfile-job.jar
 PYTEST_ARGS ?=
 
 .PHONY: run stop test test-containers test-cluster cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
-	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-live bench-regions bench-reads bench-reply bench-fp2docs bench-warmup bench-cache bench-blockcache bench-scans bench-grouping bench-clusters bench-verify golden proto proto-check tools
+	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-compaction bench-compaction-clean bench-live bench-regions bench-reads bench-reply bench-fp2docs bench-warmup bench-cache bench-blockcache bench-scans bench-grouping bench-clusters bench-verify golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
 run: install jars
@@ -200,6 +200,11 @@ bench-scale: install jars
 	$(BIN)/pip install -q -e '.[server,test,eval]'
 	$(BIN)/python benchmarks/bench_scale.py $(BENCH_ARGS)
 
+# Live 10^8 after chunked loads: queries while HBase compacts the loads' store files, by compaction throughput
+# limit, side by side (the index, ~20 GB under var/compaction, is kept; bench-compaction-clean removes it).
+bench-compaction: install jars
+	$(BIN)/python benchmarks/bench_compaction.py $(BENCH_ARGS)
+
 # A live 10^6 index (written through Index, never compacted by hand) as make run's HBase serves it, a fresh
 # HBase per garbage collector, one at a time: latency just after the writes, while writing, and compacted.
 bench-live: install jars
@@ -249,3 +254,7 @@ bench-clusters: install jars
 bench-scale-clean:
 	@if [ -x $(BIN)/simhash-index ]; then $(BIN)/simhash-index hbase stop --var-dir var/scale/hbase || true; fi
 	rm -rf var/scale
+
+bench-compaction-clean:
+	@if [ -x $(BIN)/simhash-index ]; then $(BIN)/simhash-index hbase stop --var-dir var/compaction/hbase || true; fi
+	rm -rf var/compaction

@@ -70,12 +70,13 @@ def write_chunk(path: Path, start: int, end: int) -> None:
 
 
 class Scale:
-    def __init__(self, args: argparse.Namespace, site: dict[str, str] | None = None) -> None:
+    def __init__(self, args: argparse.Namespace, site: dict[str, str] | None = None, work: Path = WORK) -> None:
         self.args = args
-        self.state_path = WORK / "state.json"
+        self.work = work
+        self.state_path = work / "state.json"
         self.state = json.loads(self.state_path.read_text()) if self.state_path.exists() else {"loaded": 0}
         self.local = LocalHBase(
-            var_dir=WORK / "hbase", ports=Ports.free(), master_heap_mb=args.master_heap_mb, site=site
+            var_dir=work / "hbase", ports=Ports.free(), master_heap_mb=args.master_heap_mb, site=site
         )
         # 16 drawer regions, as the published runs had (about 1.2 GB each at 10^8; hfile-load's drawers job
         # gets one reducer per region), not the schema's default for a small index.
@@ -89,7 +90,7 @@ class Scale:
         return StoreConfig(thrift_port=ports.thrift, thrift2_port=ports.thrift2, table_prefix=PREFIX, pool_size=16)
 
     def start(self) -> None:
-        WORK.mkdir(parents=True, exist_ok=True)
+        self.work.mkdir(parents=True, exist_ok=True)
         self.local.start()
         client = connect("127.0.0.1", self.local.ports.thrift2, 120_000)
         apply_schema(client, self.tables)
@@ -100,18 +101,18 @@ class Scale:
             start = self.state["loaded"]
             end = min(target, start + self.args.chunk)
             need = (end - start) * BYTES_PER_FINGERPRINT * 2 + (2 << 30)  # staging + its copy in HBase
-            free = shutil.disk_usage(WORK).free
+            free = shutil.disk_usage(self.work).free
             if free < need:
                 raise SystemExit(
-                    f"loading fingerprints {start:,}..{end:,} needs about {need / 2**30:.0f} GiB free under {WORK}, "
-                    f"and {free / 2**30:.0f} GiB are: free space, or give smaller --sizes"
+                    f"loading fingerprints {start:,}..{end:,} needs about {need / 2**30:.0f} GiB free under "
+                    f"{self.work}, and {free / 2**30:.0f} GiB are: free space, or give smaller --sizes"
                 )
-            source = WORK / f"chunk-{start}-{end}.bin"
+            source = self.work / f"chunk-{start}-{end}.bin"
             write_chunk(source, start, end)
             began = time.monotonic()
             command = [
                 CLI, "hfile-load", str(source), "--new-ids-only", "--quiet",
-                "--staging", str(WORK / "staging"), "--rejects", str(WORK / "rejects.tsv"),
+                "--staging", str(self.work / "staging"), "--rejects", str(self.work / "rejects.tsv"),
                 "--table-prefix", PREFIX, "--thrift-port", str(self.local.ports.thrift),
                 "--thrift2-port", str(self.local.ports.thrift2),
                 "--zookeeper", f"127.0.0.1:{self.local.ports.zookeeper}",
@@ -216,6 +217,19 @@ def serving(
             proc.wait(60)
 
 
+def ask_one_way(i: int, fp: int, store: IndexStore, client: SimHashClient, timings: dict[str, list[float]]) -> None:
+    """Probe ``i`` asked in process or through the client, timed into ``timings["store" | "client"]``: each probe
+    by one way only, the ways alternating in pairs (a stored and a random probe each), as a probe asked both
+    ways would find, the second time, the blocks the first read from disk."""
+    name = ("store", "client")[(i // 2) % 2]
+    began = time.perf_counter()
+    if name == "store":
+        store.query(fp)
+    else:
+        client.query(simhash=fp)
+    timings[name].append(time.perf_counter() - began)
+
+
 def measure(
     scale: Scale, asked: list[int], warm: list[int], cpu: Callable[[], float] | None = None
 ) -> dict[str, object]:
@@ -230,15 +244,7 @@ def measure(
             client.query(simhash=fp)
         cpu_began = cpu() if cpu else 0.0
         for i, fp in enumerate(asked):
-            # Each probe by one way only, the ways alternating in pairs (a stored and a random probe each): a
-            # probe asked both ways would find, the second time, the blocks the first read from disk.
-            name = ("store", "client")[(i // 2) % 2]
-            began = time.perf_counter()
-            if name == "store":
-                store.query(fp)
-            else:
-                client.query(simhash=fp)
-            timings[name].append(time.perf_counter() - began)
+            ask_one_way(i, fp, store, client, timings)
             if i % 2:
                 candidates.append(raw.thrift2(fp))
         cpu_spent = cpu() - cpu_began if cpu else None
