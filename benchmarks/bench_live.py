@@ -4,7 +4,8 @@ The issue's new user: `make run` (HBase heap 2 GiB), documents written through I
 Python client while HBase flushes and compacts as it will.  For each entry of ``--gcs`` in turn (a garbage
 collector, optionally the drawer table's regions, ``G1:16``, the schema's default otherwise; then options:
 ``+bucket``, data blocks cached in an off-heap BucketCache of ``--offheap-mb`` instead of on the heap;
-``+warmup=N``, serve's ``--warmup-queries``; ``+fixed``, serve's ``--warmup-fixed``; repeat entries to
+``+warmup=N``, serve's ``--warmup-queries``; ``+fixed``, serve's ``--warmup-fixed``; ``+compaction=N``, the
+region server's compaction throughput limit in MiB/s, 0 for HBase's own; repeat entries to
 alternate, say ``G1,ZGC,ZGC,G1``), a fresh HBase alone on the machine gets the same N documents (random
 fingerprints) through ``IndexStore.index_many``; then the same probes (half stored fingerprints 0-3 bits away,
 half random) are asked in process (store) and through the Python client of a ``serve`` process, every probe
@@ -26,6 +27,7 @@ results go to var/live-results.json.
     .venv/bin/python benchmarks/bench_live.py --gcs G1,G1+bucket,G1+bucket,G1  # the block cache off the heap
     .venv/bin/python benchmarks/bench_live.py --gcs G1,G1+warmup=8000,G1+warmup=8000,G1  # serve's warm-up count
     .venv/bin/python benchmarks/bench_live.py --gcs G1+fixed,G1,G1,G1+fixed  # warm-up until settled, or fixed
+    .venv/bin/python benchmarks/bench_live.py --gcs G1+compaction=0,G1,G1,G1+compaction=0  # HBase's compaction limit
 """
 
 from __future__ import annotations
@@ -82,21 +84,23 @@ def thread_cpu(pid: int) -> dict[str, float]:
 
 @dataclasses.dataclass(frozen=True)
 class Variant:
-    """An entry of --gcs, ``GC[:REGIONS][+bucket][+warmup=N][+fixed]``: the collector, the drawer regions (None:
-    the schema's default), whether data blocks are cached off the heap (an off-heap BucketCache of
-    --offheap-mb), serve's ``--warmup-queries`` (None: serve's default) and whether its warm-up asks exactly
-    that many (``--warmup-fixed``) instead of going on until latency settles."""
+    """An entry of --gcs, ``GC[:REGIONS][+bucket][+warmup=N][+fixed][+compaction=N]``: the collector, the drawer
+    regions (None: the schema's default), whether data blocks are cached off the heap (an off-heap BucketCache
+    of --offheap-mb), serve's ``--warmup-queries`` (None: serve's default), whether its warm-up asks exactly
+    that many (``--warmup-fixed``) instead of going on until latency settles, and the region server's
+    compaction throughput limit in MiB/s (0: HBase's own; None: the launcher's default)."""
 
     gc: str
     regions: int | None
     bucket: bool
     warmup: int | None = None
     fixed: bool = False
+    compaction: int | None = None
 
     @classmethod
     def of(cls, entry: str) -> Variant:
         head, *options = entry.split("+")
-        bucket, warmup, fixed = False, None, False
+        bucket, warmup, fixed, compaction = False, None, False, None
         for option in options:
             name, eq, value = option.partition("=")
             if option == "bucket":
@@ -105,16 +109,19 @@ class Variant:
                 fixed = True
             elif name == "warmup" and eq and value.isdigit():
                 warmup = int(value)
+            elif name == "compaction" and eq and value.isdigit():
+                compaction = int(value)
             else:
                 raise SystemExit(
-                    f"--gcs: {entry!r}: an option after '+' is 'bucket', 'warmup=N' or 'fixed', not {option!r}"
+                    f"--gcs: {entry!r}: an option after '+' is 'bucket', 'warmup=N', 'fixed' or 'compaction=N', "
+                    f"not {option!r}"
                 )
         gc, _, regions = head.partition(":")
         if gc not in GARBAGE_COLLECTORS:
             raise SystemExit(f"--gcs: {entry!r}: the collector must be one of {', '.join(GARBAGE_COLLECTORS)}")
         if regions and not (regions.isdigit() and 1 <= int(regions) <= 4096):
             raise SystemExit(f"--gcs: {entry!r}: the drawer regions after ':' must be a number in 1..4096")
-        return cls(gc, int(regions) if regions else None, bucket, warmup, fixed)
+        return cls(gc, int(regions) if regions else None, bucket, warmup, fixed, compaction)
 
     @property
     def serve_options(self) -> tuple[str, ...]:
@@ -192,6 +199,7 @@ class Live:
             master_heap_mb=args.heap_mb,
             gc=variant.gc,
             offheap_cache_mb=args.offheap_mb if variant.bucket else 0,
+            **({} if variant.compaction is None else {"compaction_mib_per_s": variant.compaction or None}),
         )
         self.tables = variant.tables
         self.serve_options = variant.serve_options

@@ -2,6 +2,8 @@
 // data is in store files: used to measure on-disk size and to end a --no-wal bulk load durably.
 // With -Dcompact=true each table is then major-compacted, waiting until every region holds one store
 // file: benchmarks compare layouts on the same footing.
+// With -Dreload=true the servers first reread their hbase-site.xml (Admin.updateConfiguration): the launcher
+// lifts its compaction throughput limit so for a forced major compaction, and puts it back after.
 // The cluster is the one in the hbase-site.xml on the class path.
 import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.TableName;
@@ -11,7 +13,12 @@ import org.apache.hadoop.hbase.client.ConnectionFactory;
 try (var connection = ConnectionFactory.createConnection(HBaseConfiguration.create());
      var admin = connection.getAdmin()) {
     var compact = Boolean.getBoolean("compact");
+    if (Boolean.getBoolean("reload")) {
+        admin.updateConfiguration();
+        System.out.println("reloaded");
+    }
     for (var name : System.getProperty("tables").split(",")) {
+        if (name.isEmpty()) continue;
         var table = TableName.valueOf(name);
         admin.flush(table);
         System.out.println("flushed " + name);

@@ -178,6 +178,15 @@ GARBAGE_COLLECTORS = {"G1": "-XX:+UseG1GC", "ZGC": "-XX:+UseZGC", "Shenandoah": 
 # bench-live, 0.68-0.75x the Thrift2 gateway's CPU per query just after writes, client p99 0.79-0.86x
 # (docs/benchmarks.md, the JIT).
 JIT_FLAGS = ["-XX:CompileThresholdScaling=0.25"]
+# The region server's compaction throughput bounds (bytes/s).  HBase picks a rate between them by compaction
+# pressure, 50-100 MiB/s by default: more than two cores compact, so a compaction takes the cores queries need.
+# The launcher sets both to COMPACTION_MIB_PER_S: bench-compaction, at 10^8 after chunked loads, client p99
+# 7.98 ms at 10 MiB/s against 16.45 ms at HBase's limit (docs/benchmarks.md).
+COMPACTION_BOUNDS = (
+    "hbase.hstore.compaction.throughput.lower.bound",
+    "hbase.hstore.compaction.throughput.higher.bound",
+)
+COMPACTION_MIB_PER_S = 10
 
 
 class LocalHBase:
@@ -194,14 +203,19 @@ class LocalHBase:
         thrift_bind: str = "127.0.0.1",
         gc: str = "G1",
         offheap_cache_mb: int = 0,
+        compaction_mib_per_s: int | None = COMPACTION_MIB_PER_S,
         site: Mapping[str, str] | None = None,
     ) -> None:
         if gc not in GARBAGE_COLLECTORS:
             raise ValueError(f"unknown garbage collector {gc!r}; choose one of {', '.join(GARBAGE_COLLECTORS)}")
         if offheap_cache_mb < 0:
             raise ValueError(f"offheap_cache_mb must be >= 0, got {offheap_cache_mb}")
+        if compaction_mib_per_s is not None and compaction_mib_per_s <= 0:
+            raise ValueError(f"compaction_mib_per_s must be > 0 (None: HBase's limit), got {compaction_mib_per_s}")
         self.gc = gc
         self.offheap_cache_mb = offheap_cache_mb  # 0: data blocks cached on the heap (HBase's default)
+        # Background compactions' limit; a forced major compaction (flush(compact=True)) runs without it.
+        self.compaction_mib_per_s = compaction_mib_per_s
         # hbase-site.xml properties set over the launcher's own (a benchmark's alternative, an operator's tuning)
         self.site = dict(site or {})
         self.home = (home or project_root()).resolve()
@@ -314,11 +328,13 @@ class LocalHBase:
         if self.offheap_cache_mb:  # data blocks in an off-heap BucketCache; index and bloom blocks stay on the heap
             props["hbase.bucketcache.ioengine"] = "offheap"
             props["hbase.bucketcache.size"] = str(self.offheap_cache_mb)
+        if self.compaction_mib_per_s:
+            props |= dict.fromkeys(COMPACTION_BOUNDS, str(self.compaction_mib_per_s << 20))
         return {**props, **self.site}
 
-    def write_config(self) -> None:
+    def write_config(self, overrides: Mapping[str, str] | None = None) -> None:
         self.conf_dir.mkdir(parents=True, exist_ok=True)
-        site = site_xml(self.site_properties(), "written by `simhash-index hbase start`")
+        site = site_xml({**self.site_properties(), **(overrides or {})}, "written by `simhash-index hbase start`")
         (self.conf_dir / "hbase-site.xml").write_text(site)
         (self.conf_dir / "log4j2.properties").write_text(log4j2_properties())
 
@@ -504,7 +520,22 @@ class LocalHBase:
     def flush(self, tables: list[str], timeout: float = 300.0, compact: bool = False) -> None:
         """Flush the tables' memstores into store files (HBase's Admin.flush, through jshell).
 
-        With ``compact``, major-compact them too, returning once each region holds one store file."""
+        With ``compact``, major-compact them too, returning once each region holds one store file: at full
+        speed, the compaction throughput limit lifted meanwhile (the region servers reread hbase-site.xml)."""
+        unthrottled = compact and bool(self.compaction_mib_per_s)
+        if unthrottled:
+            self.write_config(dict.fromkeys(COMPACTION_BOUNDS, str(1 << 50)))  # HBase logs it as unlimited
+        try:
+            self._admin(tables, timeout, compact=compact, reload=unthrottled)
+        finally:
+            if unthrottled:
+                self.write_config()
+                self._admin([], timeout, reload=True)
+        if compact:
+            self._wait_discharged(tables, timeout)
+
+    def _admin(self, tables: list[str], timeout: float, compact: bool = False, reload: bool = False) -> None:
+        """flush.jsh: reread hbase-site.xml (``reload``), then flush, and with ``compact`` major-compact, ``tables``."""
         jshell = shutil.which("jshell")
         if jshell is None:
             raise HBaseError("jshell (JDK 17) is needed to flush tables")
@@ -513,6 +544,7 @@ class LocalHBase:
             jshell,
             "-R-Dtables=" + ",".join(tables),
             f"-R-Dcompact={str(compact).lower()}",
+            f"-R-Dreload={str(reload).lower()}",
             # the log4j2 configuration names its file by these: without them it writes to ./${sys:...}
             f"-R-Dhbase.log.dir={self.log_dir}",
             "-R-Dhbase.log.file=flush.log",
@@ -525,8 +557,6 @@ class LocalHBase:
         finished = [line for line in result.stdout.splitlines() if line.startswith(done)]
         if result.returncode != 0 or len(finished) != len(tables):
             raise HBaseError(f"flush of {tables} failed:\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
-        if compact:
-            self._wait_discharged(tables, timeout)
 
     def _wait_discharged(self, tables: list[str], timeout: float) -> None:
         """Wait until the files a major compaction replaced are gone from the regions' directories.

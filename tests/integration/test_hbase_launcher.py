@@ -93,6 +93,10 @@ def test_flush_with_compact_merges_store_files_and_keeps_every_row(hbase) -> Non
         assert file not in flushed and merged > max(flushed.values())
         conn = hbase.connection()
         assert {int(v[b"f:v"]) for _, v in conn.table(name).scan()} == set(range(200))
+        # The compaction ran without the launcher's throughput limit, which the region server took back after.
+        log = (local.log_dir / "master.log").read_text().splitlines()
+        bounds = [line.split("higher bound: ")[1].split(",")[0] for line in log if "throughput configurations" in line]
+        assert bounds[-2:] == ["unlimited", f"{local.compaction_mib_per_s:.2f} MB/second"]
     finally:
         conn = hbase.connection()
         conn.delete_table(name, disable=True)

@@ -84,6 +84,25 @@ def test_an_offheap_block_cache_is_the_region_servers_alone_with_room_for_it(tmp
         LocalHBase(home=ROOT, var_dir=tmp_path, offheap_cache_mb=-1)
 
 
+def test_compactions_are_limited_to_leave_the_cores_to_queries_unless_told_otherwise(tmp_path: Path) -> None:
+    lower, higher = "hbase.hstore.compaction.throughput.lower.bound", "hbase.hstore.compaction.throughput.higher.bound"
+    limited = _local(tmp_path).site_properties()
+    assert limited[lower] == limited[higher] == str(10 * 2**20)
+    hbase_own = LocalHBase(home=ROOT, var_dir=tmp_path, compaction_mib_per_s=None).site_properties()
+    assert lower not in hbase_own and higher not in hbase_own
+    with pytest.raises(ValueError, match=r"compaction_mib_per_s must be > 0 \(None: HBase's limit\), got 0"):
+        LocalHBase(home=ROOT, var_dir=tmp_path, compaction_mib_per_s=0)
+
+
+def test_a_config_written_with_overrides_holds_them_until_written_again(tmp_path: Path) -> None:
+    local = _local(tmp_path)
+    site = tmp_path / "conf" / "hbase-site.xml"
+    local.write_config({"hbase.hstore.compaction.throughput.higher.bound": "1"})
+    assert "<value>1</value>" in site.read_text()
+    local.write_config()
+    assert "<value>1</value>" not in site.read_text()
+
+
 def test_site_properties_given_override_the_launchers_and_reach_the_written_file(tmp_path: Path) -> None:
     site = {"hfile.block.cache.policy": "AdaptiveLRU", "hbase.unsafe.stream.capability.enforce": "true"}
     local = LocalHBase(home=ROOT, var_dir=tmp_path, ports=Ports(12181, 19090, 19091), site=site)

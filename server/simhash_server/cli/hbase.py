@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from simhash_deploy.hbase_local import GARBAGE_COLLECTORS
+from simhash_deploy.hbase_local import COMPACTION_MIB_PER_S, GARBAGE_COLLECTORS
 from simhash_server.cli.options import apply_options
 
 if TYPE_CHECKING:
@@ -28,7 +28,12 @@ def _local(opts: dict[str, Any]) -> LocalHBase:
             thrift2=opts["thrift2_port"] or base.ports.thrift2,
         )
         return LocalHBase(
-            home=base.home, var_dir=base.var_dir, ports=ports, master_heap_mb=opts["master_heap_mb"], gc=opts["gc"]
+            home=base.home,
+            var_dir=base.var_dir,
+            ports=ports,
+            master_heap_mb=opts["master_heap_mb"],
+            gc=opts["gc"],
+            compaction_mib_per_s=opts["compaction_mib_per_s"] or None,
         )
     except HBaseError as exc:
         raise click.ClickException(str(exc)) from exc
@@ -76,6 +81,15 @@ def hbase_options(command: Callable[..., None]) -> Callable[..., None]:
             show_default=True,
             envvar="SIMHASH_HBASE_GC",
             help="The JVMs' garbage collector (pauses are logged to logs/NAME-gc.log).",
+        ),
+        click.option(
+            "--compaction-mib-per-s",
+            type=click.IntRange(0),
+            default=COMPACTION_MIB_PER_S,
+            show_default=True,
+            envvar="SIMHASH_HBASE_COMPACTION_MIB_PER_S",
+            help="The region server's compaction throughput limit, so that compacting after loads leaves the "
+            "cores to queries; 0: HBase's own (50-100 MiB/s).",
         ),
     ]
     return apply_options(command, options)
