@@ -11,7 +11,7 @@ import pytest
 
 from simhash_deploy.hbase_local import JDK17_FLAGS
 from simhash_server.bulk.hfile import NORMALIZED_MAGIC, iter_normalized, normalized_record
-from simhash_server.bulk.hfile_job import MAIN_CLASS, JobRunner, default_job_dir
+from simhash_server.bulk.hfile_job import MAIN_CLASS, JobEvent, JobRunner, LocalProgress, default_job_dir
 from simhash_server.index.keys import drawer_keys
 
 
@@ -76,3 +76,28 @@ def test_the_command_line_names_a_bad_setting_before_anything_runs(tmp_path: Pat
     no_uri = CliRunner().invoke(main, ["hfile-load", str(source), "--runner", "yarn"])
     assert no_uri.exit_code == 1 and "--staging-uri" in no_uri.output
     assert not (tmp_path / "in.tsv.hfile-staging").exists()
+
+
+def _shown(readings: list[tuple[float, float] | str]) -> list[tuple[float, float]]:
+    steady, shown = LocalProgress(), []
+    for reading in readings:
+        if reading == "end":
+            steady.take(JobEvent("phase", "drawers", {"seconds": 1.0, "counters": {}}))
+            continue
+        event = steady.take(JobEvent("progress", "drawers", {"map": reading[0], "reduce": reading[1]}))
+        shown.append((event.data["map"], event.data["reduce"]))
+    return shown
+
+
+def test_local_progress_skips_the_full_bar_hadoop_reports_whenever_one_task_ends() -> None:
+    # What a 25-million chunk's drawers job reported (bench-scale, 2026-11-26): 20%, 50%, 32%, then 69%, 100%, 75%.
+    maps = _shown([(0.32, 0.0), (0.4, 0.0), (1.0, 0.0), (0.64, 0.0)])
+    assert maps == [(0.32, 0.0), (0.4, 0.0), (0.4, 0.0), (0.64, 0.0)]
+    reduces = _shown([(1.0, 0.38), (1.0, 1.0), (1.0, 0.5)])
+    assert reduces == [(1.0, 0.38), (1.0, 0.38), (1.0, 0.5)]
+
+
+def test_local_progress_takes_a_full_bar_once_the_next_step_confirms_it() -> None:
+    # The maps' real end shows when reducers report; a job that ended leaves nothing to the next of its phase.
+    assert _shown([(0.9, 0.0), (1.0, 0.0), (1.0, 0.01)]) == [(0.9, 0.0), (0.9, 0.0), (1.0, 0.01)]
+    assert _shown([(0.9, 0.0), "end", (1.0, 0.0), (0.1, 0.0)]) == [(0.9, 0.0), (0.0, 0.0), (0.1, 0.0)]

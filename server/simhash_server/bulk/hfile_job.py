@@ -18,7 +18,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -111,11 +111,12 @@ class JobRunner:
             # The staging directory is the working directory: the local runner links job files into it.
             proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, env=env, text=True, cwd=staging)
             assert proc.stdout is not None
+            steady = LocalProgress() if self.kind == "local" else None
             try:
                 for line in proc.stdout:
                     event = _event(line)
                     if event is not None:
-                        yield event
+                        yield steady.take(event) if steady else event
             finally:
                 if proc.poll() is None:
                     proc.kill()
@@ -181,6 +182,30 @@ class JobRunner:
         if "staging" in args:
             args = args | {"staging": remote}
         return [*argv, *self._arguments(command, args, remote, zookeeper)], env
+
+
+class LocalProgress:
+    """Hadoop's LocalJobRunner (2.10, ``LocalJobRunner.Job.done``) sets a job's map or reduce progress to 1
+    whenever one of its tasks finishes, until another task reports: read each second, the bar jumps to 100%
+    and back.  So a 1 is taken once the next step confirms it: reducers under way for the maps, the job's end
+    (its phase event) for the reducers; until then the last figure stands."""
+
+    def __init__(self) -> None:
+        self._shown: dict[str, tuple[float, float]] = {}
+
+    def take(self, event: JobEvent) -> JobEvent:
+        if event.kind == "phase":  # the job ended: a later job of the same phase starts afresh
+            self._shown.pop(event.phase, None)
+        if event.kind != "progress":
+            return event
+        maps, reduces = float(event.data["map"]), float(event.data["reduce"])
+        last_maps, last_reduces = self._shown.get(event.phase, (0.0, 0.0))
+        if maps >= 1.0 and reduces <= 0.0:
+            maps = last_maps
+        if reduces >= 1.0:
+            reduces = last_reduces
+        self._shown[event.phase] = (maps, reduces)
+        return replace(event, data=event.data | {"map": maps, "reduce": reduces})
 
 
 def _event(line: str) -> JobEvent | None:
