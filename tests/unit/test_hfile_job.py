@@ -101,3 +101,13 @@ def test_local_progress_takes_a_full_bar_once_the_next_step_confirms_it() -> Non
     # The maps' real end shows when reducers report; a job that ended leaves nothing to the next of its phase.
     assert _shown([(0.9, 0.0), (1.0, 0.0), (1.0, 0.01)]) == [(0.9, 0.0), (0.9, 0.0), (1.0, 0.01)]
     assert _shown([(0.9, 0.0), "end", (1.0, 0.0), (0.1, 0.0)]) == [(0.9, 0.0), (0.0, 0.0), (0.1, 0.0)]
+
+
+def test_the_progress_line_gives_a_job_its_figure_and_a_table_handed_to_hbase_none() -> None:
+    from simhash_server.bulk.hfile import HFileLoadStats
+    from simhash_server.cli.hfile import _describe
+
+    stats = HFileLoadStats(phase="drawers", progress=0.75, records=25_000_000)
+    assert _describe(stats) == "drawers: 75% (25,000,000 records)"
+    stats.phase = "loaded drawers"  # the last job's 75% is no measure of the load
+    assert _describe(stats) == "loaded drawers (25,000,000 records)"

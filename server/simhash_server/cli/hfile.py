@@ -167,4 +167,6 @@ def _describe(stats: Any) -> str:
         return (
             f"normalize: {stats.lines:,} lines, {stats.rejected:,} rejected, {stats.file_bytes_read / 2**20:,.1f} MiB"
         )
+    if stats.phase.startswith("loaded "):  # a table handed to HBase: the jobs' progress figure is not its
+        return f"{stats.phase} ({stats.records:,} records)"
     return f"{stats.phase}: {stats.progress:.0%} ({stats.records:,} records)"
