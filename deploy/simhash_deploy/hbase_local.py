@@ -529,10 +529,15 @@ class LocalHBase:
             self._admin(tables, timeout, compact=compact, reload=unthrottled)
         finally:
             if unthrottled:
-                self.write_config()
-                self._admin([], timeout, reload=True)
+                self.reload_config(timeout=timeout)
         if compact:
             self._wait_discharged(tables, timeout)
+
+    def reload_config(self, overrides: Mapping[str, str] | None = None, timeout: float = 300.0) -> None:
+        """Rewrite hbase-site.xml (with ``overrides``) and have the running servers reread it
+        (Admin.updateConfiguration): the settings HBase takes online, such as the compaction throughput bounds."""
+        self.write_config(overrides)
+        self._admin([], timeout, reload=True)
 
     def _admin(self, tables: list[str], timeout: float, compact: bool = False, reload: bool = False) -> None:
         """flush.jsh: reread hbase-site.xml (``reload``), then flush, and with ``compact`` major-compact, ``tables``."""
