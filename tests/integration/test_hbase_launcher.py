@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -70,13 +72,23 @@ def _store_files(local: LocalHBase, table: str) -> dict[str, int]:
     return {p.name: p.stat().st_size for p in base.glob("*/f/*") if p.is_file()}
 
 
-def test_flush_with_compact_merges_store_files_and_keeps_every_row(hbase) -> None:
-    local = _require_local(hbase)
-    name = f"compact_{time.time_ns()}"
+@contextlib.contextmanager
+def _scratch_table(hbase, prefix: str) -> Iterator[str]:
+    name = f"{prefix}_{time.time_ns()}"
     conn = hbase.connection()
     conn.create_table(name, {"f": {}})
     conn.close()
     try:
+        yield name
+    finally:
+        conn = hbase.connection()
+        conn.delete_table(name, disable=True)
+        conn.close()
+
+
+def test_flush_with_compact_merges_store_files_and_keeps_every_row(hbase) -> None:
+    local = _require_local(hbase)
+    with _scratch_table(hbase, "compact") as name:
         for start in (0, 100):  # two flushes: two store files
             # a connection per batch: a flush can outlast the tests' short Thrift idle timeout
             conn = hbase.connection()
@@ -99,10 +111,6 @@ def test_flush_with_compact_merges_store_files_and_keeps_every_row(hbase) -> Non
         log = (local.log_dir / "master.log").read_text().splitlines()
         bounds = [line.split("higher bound: ")[1].split(",")[0] for line in log if "throughput configurations" in line]
         assert bounds[-2:] == ["unlimited", f"{local.compaction_mib_per_s:.2f} MB/second"]
-    finally:
-        conn = hbase.connection()
-        conn.delete_table(name, disable=True)
-        conn.close()
 
 
 def _log_lines(local: LocalHBase) -> list[str]:
@@ -113,47 +121,48 @@ def test_flush_with_compact_asks_again_a_region_that_was_compacting(hbase) -> No
     # HBase drops a major compaction request for a store that is compacting (a major compaction takes all its
     # files); flush(compact=True) once waited forever for such a region (bench-scale at 10^8, 2026-11-26).
     local = _require_local(hbase)
-    name = f"busy_{time.time_ns()}"
-    conn = hbase.connection()
-    conn.create_table(name, {"f": {}})
-    conn.close()
-    (region,) = [p.name for p in (local.var_dir / "data" / "data" / "default" / name).iterdir() if len(p.name) == 32]
-    # 1 MiB/s for compactions that start now: the minor one below takes ~24 s, its controller kept to its end.
-    local.reload_config(dict.fromkeys(COMPACTION_BOUNDS, str(1 << 20)))
-    try:
-        rows = {}
-        for batch_no in range(4):
+    with _scratch_table(hbase, "busy") as name:
+        base = local.var_dir / "data" / "data" / "default" / name
+        (region,) = [p.name for p in base.iterdir() if len(p.name) == 32]
+        # 1 MiB/s for compactions that start now: the minor one below takes >= 24 s, its controller kept to its end.
+        local.reload_config(dict.fromkeys(COMPACTION_BOUNDS, str(1 << 20)))
+        try:
+            rows = {}
+            for batch_no in range(4):
+                conn = hbase.connection()
+                with conn.table(name).batch() as batch:
+                    for i in range(32):
+                        row, value = f"b{batch_no}-{i:02d}".encode(), os.urandom(256 << 10)
+                        batch.put(row, {b"f:v": value})
+                        rows[row] = value
+                conn.close()
+                if batch_no < 3:  # three store files; the fourth batch waits in the memstore
+                    local.flush([name])
             conn = hbase.connection()
-            with conn.table(name).batch() as batch:
-                for i in range(32):
-                    row, value = f"b{batch_no}-{i:02d}".encode(), os.urandom(256 << 10)
-                    batch.put(row, {b"f:v": value})
-                    rows[row] = value
+            conn.compact_table(name)  # a minor compaction of the three (Thrift's compact)
             conn.close()
-            if batch_no < 3:  # three store files; the fourth batch waits in the memstore
-                local.flush([name])
-        conn = hbase.connection()
-        conn.compact_table(name)  # a minor compaction of the three (Thrift's compact)
-        conn.close()
-        started = f"Starting compaction of {region}/f "
-        deadline = time.monotonic() + 120
-        while not any(started in line for line in _log_lines(local)):
-            assert time.monotonic() < deadline, "the minor compaction asked for did not start"
-            time.sleep(0.2)
+            started = f"Starting compaction of {region}/f "
+            deadline = time.monotonic() + 120
+            while not any(started in line for line in _log_lines(local)):
+                assert time.monotonic() < deadline, "the minor compaction asked for did not start"
+                time.sleep(0.2)
 
-        local.flush([name], compact=True, timeout=240)  # flushes the fourth file, then asks for a major one
+            local.flush([name], compact=True, timeout=240)  # flushes the fourth file, then asks for a major one
 
-        assert len(_store_files(local, name)) == 1
+            assert len(_store_files(local, name)) == 1
+            conn = hbase.connection()
+            assert dict(conn.table(name).scan()) == {row: {b"f:v": value} for row, value in rows.items()}
+        finally:
+            local.reload_config()
         log = _log_lines(local)
-        asked = next(i for i, line in enumerate(log) if "RSRpcServices: Compacting " in line and f"{region}." in line)
-        minor_done = next(
-            i for i, line in enumerate(log) if f"Completed compaction of 3 (all) file(s) in {region}/f " in line
+        minor_began = next(i for i, line in enumerate(log) if started in line)
+        asked = next(
+            i for i in range(minor_began, len(log)) if "RSRpcServices: Compacting " in log[i] and f"{region}." in log[i]
         )
-        assert asked < minor_done, "the request came after the minor compaction: the case was not reached"
-        conn = hbase.connection()
-        assert dict(conn.table(name).scan()) == {row: {b"f:v": value} for row, value in rows.items()}
-    finally:
-        local.reload_config()
-        conn = hbase.connection()
-        conn.delete_table(name, disable=True)
-        conn.close()
+        minor_ended = next(
+            i for i, line in enumerate(log) if f"Completed compaction of 3 (all) file(s) in {region}/" in line
+        )
+        if asked > minor_ended:  # only a machine that took >= 24 s to start two jshells gets here
+            pytest.skip(
+                "flush's major compaction request came after the minor compaction ended: the case was not reached"
+            )
