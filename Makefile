@@ -10,7 +10,7 @@ HFILE_JOB := deploy/hfile-job/target/simhash-hfile-job.jar
 PYTEST_ARGS ?=
 
 .PHONY: run stop test test-containers test-cluster cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
-	eval soak bench-fingerprint bench-dedup bench-gc bench-query bench-compression bench-grpc bench-bulkload bench-hfile bench-scale bench-scale-clean bench-compaction bench-compaction-clean bench-live bench-regions bench-reads bench-reply bench-fp2docs bench-warmup bench-cache bench-blockcache bench-scans bench-grouping bench-clusters bench-verify golden proto proto-check tools
+	eval soak bench golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
 run: install jars
@@ -124,58 +124,36 @@ proto-check: install
 	    { echo "client/simhash_index/v1/$$f is stale: run 'make proto' and commit" >&2; rm -rf $$tmp; exit 1; }; \
 	done; rm -rf $$tmp; echo "generated gRPC code is up to date"
 
-# Accuracy of every fingerprint recipe on whole Debian-docs pages (reporting half) -> docs/accuracy.md, accuracy-k.png
-# (EVAL_ARGS="--half tune" for the half recipes are chosen on)
-eval: install
-	$(BIN)/pip install -q -e '.[server,test,eval]'
+# Accuracy on pairs labelled by how they were made (docs/accuracy.md; EVAL_ARGS="--half tune" for the tuning half)
+eval: install $(EVAL_DEPS)
 	$(BIN)/python benchmarks/eval_accuracy.py $(EVAL_ARGS)
 
-bench-fingerprint: install
-	$(BIN)/python benchmarks/bench_fingerprint.py
-
-# Query latency against the local HBase of `make run` (loads 1e5 and 1e6 fingerprints once)
-bench-query: install jars
-	$(BIN)/simhash-index hbase start
-	$(BIN)/python benchmarks/bench_query.py $(BENCH_ARGS)
-
-# On-disk size per compression codec (NONE, SNAPPY, LZ4, ZSTD) of the same fingerprints
-bench-compression: install jars
-	$(BIN)/simhash-index hbase start
-	$(BIN)/python benchmarks/bench_compression.py $(BENCH_ARGS)
-
-# Bulk load of 10 million fingerprints (and 20,000 texts) into an HBase of its own, with the CPU per process
-bench-bulkload: install jars
-	$(BIN)/python benchmarks/bench_bulkload.py $(BENCH_ARGS)
-
-# Verification's cost beside the unverified path (sketch CPU, Index and Query latency, fp2docs bytes)
-bench-verify: install jars
-	$(BIN)/simhash-index hbase start
-	$(BIN)/python benchmarks/bench_verify.py $(BENCH_ARGS)
-
-# What Deduplicate's claims cost beside the unclaimed steps (docs/dedup.md), on the local HBase
-bench-dedup: install jars
-	$(BIN)/simhash-index hbase start
-	$(BIN)/python benchmarks/bench_dedup.py $(BENCH_ARGS)
-
-# A fingerprint shared by 1,000,000 documents against ordinary ones; churn's orphans before and after gc
-bench-gc: install jars
-	$(BIN)/simhash-index hbase start
-	$(BIN)/python benchmarks/bench_gc.py $(BENCH_ARGS)
-
-# 10 minutes of mixed load (70% Query, 20% Index, 10% Deduplicate) at half the sustained rate: errors, server
-# RSS and p99 drift, and docs/soak.png
-soak: install jars
-	$(BIN)/pip install -q -e '.[server,test,eval]'
+# 10 minutes of mixed load at half the sustained rate: errors, server RSS and p99 drift (docs/soak.png)
+soak: install jars $(EVAL_DEPS)
 	$(BIN)/simhash-index hbase start
 	$(BIN)/python benchmarks/soak.py $(BENCH_ARGS)
 
-# End-to-end gRPC with ghz over the 1e6 index of bench-query (run that first)
+# Any suite: `make bench-NAME` (or `make bench NAME=...`) runs benchmarks/bench_NAME.py with BENCH_ARGS;
+# benchmarks/README.md lists the suites.  Those in BENCH_ON_RUN_HBASE use make run's HBase; the rest start
+# their own.
+BENCH_ON_RUN_HBASE := query verify grpc
+EVAL_DEPS := $(VENV)/.eval
+$(EVAL_DEPS): $(INSTALLED)
+	$(BIN)/pip install -q -e '.[server,test,eval]'
+	touch $@
+bench-%: install jars $(EVAL_DEPS)
+	@test -f benchmarks/bench_$*.py || { echo "no suite benchmarks/bench_$*.py (see benchmarks/README.md)" >&2; exit 2; }
+	$(if $(filter $*,$(BENCH_ON_RUN_HBASE)),$(BIN)/simhash-index hbase start)
+	$(BIN)/python benchmarks/bench_$*.py $(BENCH_ARGS)
+bench:
+	@test -n "$(NAME)" || { echo "usage: make bench NAME=<suite> (see benchmarks/README.md)" >&2; exit 2; }
+	$(MAKE) bench-$(NAME)
+
+# bench-grpc drives the server with ghz (from the Go module proxy into var/bin)
 GHZ := var/bin/ghz
 $(GHZ):
 	GOBIN=$(CURDIR)/var/bin go install github.com/bojand/ghz/cmd/ghz@v0.93.0
-bench-grpc: install jars $(GHZ)
-	$(BIN)/simhash-index hbase start
-	$(BIN)/python benchmarks/bench_grpc.py $(BENCH_ARGS)
+bench-grpc: $(GHZ)
 
 # Rewrite tests/golden/vectors.json (refuses to move fingerprints without a FINGERPRINT_VERSION bump)
 golden: install
@@ -190,71 +168,7 @@ hbase-status: install
 clean: stop
 	rm -rf $(VENV) var build dist *.egg-info deploy/hbase-local/target
 
-# The two load paths side by side (10^7 fingerprints each): hfile-load against bulk-load (docs/benchmarks.md)
-bench-hfile: install jars
-	$(BIN)/python benchmarks/bench_hfile.py $(BENCH_ARGS)
-
-# Query latency at 10^5..10^8 fingerprints (hfile-load builds the index; ~40 GB under var/scale, kept for
-# later runs), live and major-compacted (docs/benchmarks.md, docs/scale.png).  bench-scale-clean removes it.
-bench-scale: install jars
-	$(BIN)/pip install -q -e '.[server,test,eval]'
-	$(BIN)/python benchmarks/bench_scale.py $(BENCH_ARGS)
-
-# Live 10^8 after chunked loads: queries while HBase compacts the loads' store files, by compaction throughput
-# limit, side by side (the index, ~20 GB under var/compaction, is kept; bench-compaction-clean removes it).
-bench-compaction: install jars
-	$(BIN)/python benchmarks/bench_compaction.py $(BENCH_ARGS)
-
-# A live 10^6 index (written through Index, never compacted by hand) as make run's HBase serves it, a fresh
-# HBase per garbage collector, one at a time: latency just after the writes, while writing, and compacted.
-bench-live: install jars
-	$(BIN)/python benchmarks/bench_live.py $(BENCH_ARGS)
-
-# Drawer regions on one region server: indexes of 16 and 2 regions written and queried side by side.
-bench-regions: install jars
-	$(BIN)/python benchmarks/bench_regions.py $(BENCH_ARGS)
-
-# serve's query reads on its event loop against in a batch thread, side by side on one 10^6 index.
-bench-reads: install jars
-	$(BIN)/python benchmarks/bench_reads.py $(BENCH_ARGS)
-
-# Decoding a long Thrift2 reply on the event loop: afresh after every read, or as loop_reads does (no HBase).
-bench-reply: install
-	$(BIN)/python benchmarks/bench_reply.py $(BENCH_ARGS)
-
-# The fp2docs family's encoding, FAST_DIFF against ROW_INDEX_V1, on bench-live's index (BENCH_ARGS="--gcs G1 --keep").
-bench-fp2docs: install jars
-	$(BIN)/python benchmarks/bench_fp2docs.py $(BENCH_ARGS)
-
-# The first queries after a restart: serve warming up until settled, a fixed count, none (needs bench-live's BENCH_ARGS="--gcs G1 --keep").
-bench-warmup: install jars
-	$(BIN)/python benchmarks/bench_warmup.py $(BENCH_ARGS)
-
-# bench-scale's 10^8 index read with the drawer table in the block cache or in the page cache, by heap size.
-bench-cache: install jars
-	$(BIN)/python benchmarks/bench_cache.py $(BENCH_ARGS)
-
-# bench-scale's 10^8 index, its drawer table in the page cache: the block cache's policies side by side.
-bench-blockcache: install jars
-	$(BIN)/python benchmarks/bench_blockcache.py $(BENCH_ARGS)
-
-# Where a query goes: drawer scans pipelined or a thread per region group, store.query, the client, gRPC alone.
-bench-scans: install jars
-	$(BIN)/python benchmarks/bench_scans.py $(BENCH_ARGS)
-
-# bench-scale's 10^8 index: a query's drawer scans grouped by region against a scan per prefix, cold and warm.
-bench-grouping: install jars
-	$(BIN)/python benchmarks/bench_grouping.py $(BENCH_ARGS)
-
-# The clusters job: exactness at 10^5 with a 10^5-fingerprint hot prefix (brute force), then wall time at 10^7
-# on var/scale (an index of bench-scale's first 10^7 fingerprints, kept) against N queries through the store.
-bench-clusters: install jars
-	$(BIN)/python benchmarks/bench_clusters.py $(BENCH_ARGS)
-
 bench-scale-clean:
 	@if [ -x $(BIN)/simhash-index ]; then $(BIN)/simhash-index hbase stop --var-dir var/scale/hbase || true; fi
 	rm -rf var/scale
 
-bench-compaction-clean:
-	@if [ -x $(BIN)/simhash-index ]; then $(BIN)/simhash-index hbase stop --var-dir var/compaction/hbase || true; fi
-	rm -rf var/compaction

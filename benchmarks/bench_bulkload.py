@@ -21,13 +21,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import cpu_seconds, tree_cpu
 
 from simhash_deploy import LocalHBase, Ports
 from simhash_schema import apply_schema, connect, index_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "var" / "bench-bulkload"
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def write_binary(path: Path, n: int, seed: int) -> None:
@@ -58,24 +58,6 @@ def write_texts(path: Path, n: int) -> int:
             chars += len(doc.text)
             f.write(json.dumps({"doc_id": f"t{i}", "text": doc.text}, ensure_ascii=False) + "\n")
     return chars
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process and its reaped children."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return sum(int(x) for x in fields[11:15]) / CLK_TCK
-
-
-def tree_cpu(pid: int) -> float:
-    """CPU of a process plus its live children (the workers)."""
-    total = cpu_seconds(pid)
-    for child in Path(f"/proc/{pid}/task").glob("*/children"):
-        for c in child.read_text().split():
-            total += cpu_seconds(int(c))
-    return total
 
 
 def run_load(local: LocalHBase, prefix: str, path: Path, extra: list[str]) -> dict[str, float]:

@@ -28,7 +28,8 @@ import time
 from math import comb
 
 import numpy as np
-from bench_scale import CLI, PREFIX, ROOT, WORK, splitmix64, write_chunk
+from _common import CLI, ROOT, splitmix64
+from bench_scale import PREFIX, WORK, write_chunk
 
 from simhash_deploy import LocalHBase, Ports
 from simhash_schema import apply_schema, connect, index_tables

@@ -37,7 +37,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from simhash_deploy import LocalHBase, Ports
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_bulkload import cpu_seconds
+from _common import cpu_seconds
 
 from simhash_server.fingerprint import fingerprint
 from simhash_server.index.keys import drawer_keys

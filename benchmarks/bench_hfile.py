@@ -19,7 +19,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from bench_bulkload import WORK, cpu_seconds, write_binary
+from _common import cpu_seconds
+from bench_bulkload import WORK, write_binary
 
 from simhash_deploy import LocalHBase, Ports
 from simhash_schema import apply_schema, connect, index_tables

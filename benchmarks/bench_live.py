@@ -48,9 +48,7 @@ from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 
 import numpy as np
-from bench_bulkload import CLK_TCK, cpu_seconds
-from bench_query import percentile
-from bench_scale import probes, serving
+from _common import CLK_TCK, cpu_seconds, percentile, probes, serving
 
 from simhash_deploy import LocalHBase, Ports
 from simhash_deploy.hbase_local import GARBAGE_COLLECTORS

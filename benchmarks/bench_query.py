@@ -24,6 +24,7 @@ from dataclasses import replace
 
 import happybase
 import numpy as np
+from _common import percentile
 
 from simhash_schema import COMPRESSIONS, ENCODINGS, apply_schema, connect, hbase2, index_tables
 from simhash_server.index.keys import drawer_prefixes
@@ -112,11 +113,6 @@ def parse_layouts(text: str) -> list[Layout]:
             )
         layouts.append((int(size) * 1024, encoding, compression))
     return layouts
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def layout_label(layout: Layout) -> str:

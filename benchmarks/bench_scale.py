@@ -23,18 +23,18 @@ var/scale (HBase, inputs, results) for later runs: `make bench-scale-clean` remo
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
 import statistics
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from bench_query import RawScans, percentile
+from _common import CLI, ROOT, percentile, probes, serving, splitmix64
+from bench_query import RawScans
 
 from simhash_client import SimHashClient
 from simhash_deploy import LocalHBase, Ports
@@ -42,19 +42,10 @@ from simhash_schema import apply_schema, connect, index_tables
 from simhash_server.index.model import Document
 from simhash_server.index.store import IndexStore, StoreConfig
 
-ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "var" / "scale"
-CLI = str(ROOT / ".venv" / "bin" / "simhash-index")
 PREFIX = "scale"
 BYTES_PER_FINGERPRINT = 450  # on disk, all three tables, measured at 10^7 (docs/benchmarks.md, hfile)
 _RECORD = np.dtype([("fp", ">u8"), ("len", ">u2"), ("id", "S11")])
-
-
-def splitmix64(index: np.ndarray) -> np.ndarray:
-    z = index.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
 
 
 def write_chunk(path: Path, start: int, end: int) -> None:
@@ -168,53 +159,6 @@ class Scale:
         files = self.drawers_dir.glob("*/d/*")
         command = ["fincore", "--bytes", "--noheadings", "--output", "RES", *map(str, files)]
         return sum(int(n) for n in subprocess.run(command, capture_output=True, text=True, check=True).stdout.split())
-
-
-def probes(count: int, seed: int, stored: list[int] | None = None) -> list[int]:
-    """Half stored fingerprints 0-3 bits away, half random: the same at every size.  Stored: ``stored``, by
-    default this benchmark's first 10^5."""
-    if stored is None:
-        stored = [int(v) for v in splitmix64(np.arange(100_000))]
-    rng = np.random.default_rng(seed)
-    out = []
-    for i in range(count):
-        if i % 2:
-            out.append(int(rng.integers(0, 2**64, dtype=np.uint64)))
-        else:
-            fp = stored[int(rng.integers(0, len(stored)))]
-            for bit in rng.choice(64, size=int(rng.integers(0, 4)), replace=False):
-                fp ^= 1 << int(bit)
-            out.append(fp)
-    return out
-
-
-@contextlib.contextmanager
-def serving(
-    local: LocalHBase, prefix: str, *options: str, checkout: Path | None = None, log: Path | None = None
-) -> Iterator[SimHashClient]:
-    """A `simhash-index serve` process (metrics off) on index ``prefix`` of ``local``: its client, once SERVING.
-
-    ``checkout``: run another checkout's code (say a `git worktree` of an earlier commit) instead of this one.
-    ``log``: where its log goes (nowhere by default)."""
-    port = Ports.free().thrift
-    env = {
-        **os.environ,
-        "SIMHASH_HBASE_THRIFT_PORT": str(local.ports.thrift),
-        "SIMHASH_HBASE_THRIFT2_PORT": str(local.ports.thrift2),
-        "SIMHASH_TABLE_PREFIX": prefix,
-    }
-    if checkout is not None:  # its packages ahead of this checkout's editable install
-        env["PYTHONPATH"] = os.pathsep.join(str(checkout / d) for d in ("server", "client", "hbase_schema", "deploy"))
-    command = [CLI, "serve", "--address", f"127.0.0.1:{port}", "--metrics-address", "", *options]
-    with open(log, "w") if log is not None else contextlib.nullcontext(subprocess.DEVNULL) as sink:
-        proc = subprocess.Popen(command, env=env, stdout=sink, stderr=sink)
-        try:
-            with SimHashClient(f"127.0.0.1:{port}") as client:
-                client.wait_until_serving(timeout=300)
-                yield client
-        finally:
-            proc.terminate()
-            proc.wait(60)
 
 
 def ask_one_way(i: int, fp: int, store: IndexStore, client: SimHashClient, timings: dict[str, list[float]]) -> None:

@@ -26,7 +26,7 @@ import happybase
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_query import percentile
+from _common import percentile
 from corpus import load_corpus
 from datasketch import MinHash
 

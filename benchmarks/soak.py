@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_query import percentile
+from _common import percentile
 
 from simhash_client import SimHashClient, SimHashError
 from simhash_deploy import Ports

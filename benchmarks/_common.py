@@ -1,0 +1,105 @@
+"""What the benchmarks share: percentiles, CPU accounting from /proc, the probes, and a `serve` process.
+
+Every suite imports from here, never from another suite.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from simhash_client import SimHashClient
+from simhash_deploy import LocalHBase, Ports
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = str(ROOT / ".venv" / "bin" / "simhash-index")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process and its reaped children."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(x) for x in fields[11:15]) / CLK_TCK
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU of a process plus its live children (the workers)."""
+    total = cpu_seconds(pid)
+    for child in Path(f"/proc/{pid}/task").glob("*/children"):
+        for c in child.read_text().split():
+            total += cpu_seconds(int(c))
+    return total
+
+
+def splitmix64(index: np.ndarray) -> np.ndarray:
+    z = index.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def probes(count: int, seed: int, stored: list[int] | None = None) -> list[int]:
+    """Half stored fingerprints 0-3 bits away, half random: the same at every size.  Stored: ``stored``, by
+    default this benchmark's first 10^5."""
+    if stored is None:
+        stored = [int(v) for v in splitmix64(np.arange(100_000))]
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(count):
+        if i % 2:
+            out.append(int(rng.integers(0, 2**64, dtype=np.uint64)))
+        else:
+            fp = stored[int(rng.integers(0, len(stored)))]
+            for bit in rng.choice(64, size=int(rng.integers(0, 4)), replace=False):
+                fp ^= 1 << int(bit)
+            out.append(fp)
+    return out
+
+
+@contextlib.contextmanager
+def serving(
+    local: LocalHBase, prefix: str, *options: str, checkout: Path | None = None, log: Path | None = None
+) -> Iterator[SimHashClient]:
+    """A `simhash-index serve` process (metrics off) on index ``prefix`` of ``local``: its client, once SERVING.
+
+    ``checkout``: run another checkout's code (say a `git worktree` of an earlier commit) instead of this one.
+    ``log``: where its log goes (nowhere by default)."""
+    port = Ports.free().thrift
+    env = {
+        **os.environ,
+        "SIMHASH_HBASE_THRIFT_PORT": str(local.ports.thrift),
+        "SIMHASH_HBASE_THRIFT2_PORT": str(local.ports.thrift2),
+        "SIMHASH_TABLE_PREFIX": prefix,
+    }
+    if checkout is not None:  # its packages ahead of this checkout's editable install
+        env["PYTHONPATH"] = os.pathsep.join(str(checkout / d) for d in ("server", "client", "hbase_schema", "deploy"))
+    command = [CLI, "serve", "--address", f"127.0.0.1:{port}", "--metrics-address", "", *options]
+    with open(log, "w") if log is not None else contextlib.nullcontext(subprocess.DEVNULL) as sink:
+        proc = subprocess.Popen(command, env=env, stdout=sink, stderr=sink)
+        try:
+            with SimHashClient(f"127.0.0.1:{port}") as client:
+                client.wait_until_serving(timeout=300)
+                yield client
+        finally:
+            proc.terminate()
+            proc.wait(60)
+
+
+def table(header: list[str], rows: list[list[object]]) -> str:
+    """A Markdown table, as docs/benchmarks.md holds them."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
