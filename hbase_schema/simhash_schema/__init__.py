@@ -14,16 +14,7 @@ from simhash_schema.tables import (
     TableSpec,
     index_tables,
 )
-from simhash_schema.thrift2 import (
-    Incomplete,
-    SchemaError,
-    connect,
-    decode_reply,
-    encode_request,
-    hbase2,
-    receive_reply,
-    send_request,
-)
+from simhash_schema.thrift2 import SchemaError, connect, hbase2
 
 __all__ = [
     "BLOOM_TYPES",
@@ -32,7 +23,6 @@ __all__ = [
     "DRAWER_REGIONS",
     "ENCODINGS",
     "FamilySpec",
-    "Incomplete",
     "IndexMeta",
     "IndexTables",
     "SchemaError",
@@ -41,16 +31,12 @@ __all__ = [
     "VersionMismatch",
     "apply_schema",
     "connect",
-    "decode_reply",
     "describe",
-    "encode_request",
     "ensure_meta",
     "hbase2",
     "index_tables",
     "key_only_multi_range",
     "read_meta",
-    "receive_reply",
     "region_count",
-    "send_request",
     "table_exists",
 ]

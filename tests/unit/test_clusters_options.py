@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from simhash_server.bulk.clusters import ClustersOptions, ClustersStats, _summary, _take
 from simhash_server.bulk.hfile_job import JobEvent, JobRunner
+from simhash_server.clusters.job import ClustersOptions, ClustersStats, _summary, _take
 from simhash_server.index.config import StoreConfig
 
 pytestmark = pytest.mark.unit

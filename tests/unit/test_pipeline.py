@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from simhash_server.fingerprint import fingerprint
 from simhash_server.fingerprint.features import RECIPES, Features, features, fmix64
+from simhash_server.fingerprint.hexform import from_hex, to_hex
 from simhash_server.fingerprint.normalize import normalize
-from simhash_server.fingerprint.simhash import from_hex, simhash, to_hex
+from simhash_server.fingerprint.simhash import simhash
 from simhash_server.fingerprint.tokens import segment_cjk, tokenize
 
 jieba.setLogLevel(60)

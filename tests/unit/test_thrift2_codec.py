@@ -14,8 +14,9 @@ from thriftpy2.protocol.binary import TBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport import TMemoryBuffer
 
-from simhash_schema import Incomplete, decode_reply, encode_request, hbase2
+from simhash_schema import hbase2
 from simhash_server.index import loop_reads
+from simhash_server.index.thrift2_calls import Incomplete, decode_reply, encode_request
 
 
 def _reply_bytes(api: str, message_type: int = TMessageType.REPLY, **result: Any) -> bytes:

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from simhash_client.types import from_hex
 from simhash_server.fingerprint import FINGERPRINT_VERSION
+from simhash_server.fingerprint.hexform import from_hex
 from simhash_server.index.model import check_doc_id
 
 __all__ = [

@@ -55,7 +55,7 @@ def clusters_command(output: Path, **opts: Any) -> None:
     """
     from simhash_schema import SchemaError
     from simhash_server.bulk.checkpoint import BulkLoadError
-    from simhash_server.bulk.clusters import ClustersOptions, ClustersStats, run_clusters
+    from simhash_server.clusters.job import ClustersOptions, ClustersStats, run_clusters
     from simhash_server.index.errors import StoreError
 
     runner = job_runner(opts)

@@ -4,8 +4,8 @@
 Pure computation: nothing here touches HBase or the network.
 """
 
+from simhash_server.fingerprint.hexform import from_hex, to_hex
 from simhash_server.fingerprint.pipeline import Fingerprint, fingerprint
-from simhash_server.fingerprint.simhash import from_hex, to_hex
 from simhash_server.fingerprint.versions import (
     FINGERPRINT_VERSION,
     NAMES,

@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simhash_server.fingerprint.features import SHINGLES, features, token_hashes
+from simhash_server.fingerprint.hexform import to_hex
 from simhash_server.fingerprint.minhash import shingle_minhash
 from simhash_server.fingerprint.native import fingerprinter
 from simhash_server.fingerprint.normalize import normalize
-from simhash_server.fingerprint.simhash import simhash, to_hex
+from simhash_server.fingerprint.simhash import simhash
 from simhash_server.fingerprint.sketch import sketch_of_hashes
 from simhash_server.fingerprint.tokens import tokenize
 from simhash_server.fingerprint.versions import FINGERPRINT_VERSION, recipe_of

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from simhash_client.types import from_hex, to_hex
 from simhash_server.fingerprint.features import Features
 
-__all__ = ["from_hex", "simhash", "to_hex"]
+__all__ = ["simhash"]
 
 _CHUNK = 1 << 16  # features per block: bounds memory for megabyte texts
 _POWERS = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))

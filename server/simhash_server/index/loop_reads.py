@@ -22,13 +22,13 @@ from typing import Any
 
 from thriftpy2.thrift import TException
 
-from simhash_schema import Incomplete, decode_reply, encode_request
 from simhash_server.index.errors import DeadlineExceeded
 from simhash_server.index.model import Near, Probe
 from simhash_server.index.nearby import count_candidates, near_candidates
 from simhash_server.index.pool import TRANSPORT_ERRORS
 from simhash_server.index.scans import ScanPlan, read_on, scan_request
 from simhash_server.index.store import IndexStore
+from simhash_server.index.thrift2_calls import Incomplete, decode_reply, encode_request
 from simhash_server.metrics import HBASE_CALL_SECONDS
 
 __all__ = ["LoopReads", "LoopThrift2"]

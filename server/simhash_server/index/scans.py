@@ -20,10 +20,11 @@ from typing import Any
 
 from thriftpy2.thrift import TException
 
-from simhash_schema import hbase2, key_only_multi_range, receive_reply, send_request
+from simhash_schema import hbase2, key_only_multi_range
 from simhash_server.index.errors import DeadlineExceeded
 from simhash_server.index.keys import KEY_LENGTH, PREFIX_LENGTH, drawer_prefixes, split_key
 from simhash_server.index.pool import TRANSPORT_ERRORS, ConnectionPool
+from simhash_server.index.thrift2_calls import receive_reply, send_request
 from simhash_server.metrics import HBASE_CALL_SECONDS
 
 __all__ = ["DrawerScans", "ScanPlan", "count_rows", "read_on", "row_keys", "scan_request"]
