@@ -38,6 +38,8 @@ PACKAGES = {
     "debian-reference-en": "en",
     "maint-guide": "en",
     "debian-faq": "en",
+    "debian-reference-zh-tw": "tw",
+    "maint-guide-zh-tw": "tw",
 }
 MIN_CHARS, CHUNK_CHARS = 300, 4000
 
@@ -154,16 +156,17 @@ def original_docs(tree: Path, whole: bool = False) -> list[Doc]:
                 text = roff_text(gzip.decompress(path.read_bytes()).decode("utf-8", errors="replace"))
             else:
                 continue
-            if lang == "zh" and len(re.findall(r"[\u4e00-\u9fff]", text)) < len(text) * 0.2:
+            lang_here = "tw" if "/zh_TW/" in str(path) else lang
+            if lang_here != "en" and len(re.findall(r"[\u4e00-\u9fff]", text)) < len(text) * 0.2:
                 continue  # an untranslated page in a Chinese package
             rel = path.relative_to(base)
             if whole:
                 if text.strip():
-                    docs.append(Doc(f"{package}:{rel}", package, lang, text))
+                    docs.append(Doc(f"{package}:{rel}", package, lang_here, text))
                 continue
             for i, chunk in enumerate(_chunks(text)):
                 if len(chunk) >= MIN_CHARS:
-                    docs.append(Doc(f"{package}:{rel}#{i}", package, lang, chunk))
+                    docs.append(Doc(f"{package}:{rel}#{i}", package, lang_here, chunk))
     return docs
 
 

@@ -66,6 +66,13 @@ EDGE = {
     "digits-only": "1234567890",
     "one-latin-letter": "a",
     "zero-width": "零\u200b宽\u200d字\ufeff符",
+    "html-entities": "&nbsp;&nbsp;&nbsp;&nbsp;第一段&amp;第二段&#160;&#x3000;&lt;b&gt;粗体&lt;/b&gt;&amp;nbsp;",
+    "html-tags-crlf": '<div class="c">第一行<br/>\r\n<span style="x">第二行</span></div>\r\n<!-- note -->末行',
+    "sentences-and-menu": (
+        "首页 | 新闻 | 下载 | 论坛\n当前位置：首页 > 文档\n"
+        "这是一篇文章的第一个句子，它足够长，可以算作正文里的句子。第二句也很长，讲的是同一件事情的另一面。\n"
+        "短句。\n版权所有 © 2024 某某网 京ICP备12345678号"
+    ),
     "combining": "e\u0301 vs \u00e9",
     "surrogate-free-astral": "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𝕞𝕒𝕥𝕙",
 }

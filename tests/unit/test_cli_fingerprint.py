@@ -17,7 +17,7 @@ from texts import golden_texts  # noqa: E402
 
 VECTORS = {
     name: json.loads((GOLDEN / f"vectors{suffix}.json").read_text(encoding="utf-8"))
-    for name, suffix in (("v1", ""), ("v2", "-v2"), ("v3", "-v3"))
+    for name, suffix in (("v1", ""), ("v2", "-v2"), ("v3", "-v3"), ("v4", "-v4"), ("v4-nofold", "-v4-nofold"))
 }
 
 
@@ -27,7 +27,13 @@ def _invoke(stdin: str, *args: str):
 
 @pytest.mark.parametrize(
     ("args", "version"),
-    [((), "v3"), (("--fingerprint-version", "v2"), "v2"), (("--fingerprint-version", "v1"), "v1")],
+    [
+        ((), "v4"),
+        (("--fingerprint-version", "v4-nofold"), "v4-nofold"),
+        (("--fingerprint-version", "v3"), "v3"),
+        (("--fingerprint-version", "v2"), "v2"),
+        (("--fingerprint-version", "v1"), "v1"),
+    ],
 )
 def test_good_lines_come_out_in_order_with_the_golden_fingerprints(args: tuple[str, ...], version: str) -> None:
     """The command's output is checked against tests/golden (fixed values), not against the code it runs."""

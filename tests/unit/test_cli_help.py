@@ -13,4 +13,6 @@ def test_schema_apply_names_the_version_a_new_index_gets() -> None:
     assert result.exit_code == 0, result.output
     help_text = " ".join(result.output.split())
     assert f"[default: the newest, {short_name(FINGERPRINT_VERSION)}]" in help_text
-    assert short_name(FINGERPRINT_VERSION) == max(NAMES, key=lambda name: int(name[1:]))  # "the newest" holds
+    assert short_name(FINGERPRINT_VERSION) == max(
+        NAMES, key=lambda name: (int(name[1:].split("-")[0]), "-" not in name)
+    )  # "the newest" holds

@@ -78,6 +78,19 @@ def test_the_sketch_from_the_fingerprint_call_is_the_python_tokens_sketch(native
 
 _PIECES = st.sampled_from(
     [
+        "&nbsp;",
+        "&amp;lt;",
+        "<p>",
+        "</div>",
+        "\r\n",
+        "\u200b",
+        "\ufeff",
+        "軟體",
+        "頭髮乾淨",
+        "2024-05-12",
+        ". ",
+        "!",
+        "\n",
         "今天",
         "天气",
         "很好",

@@ -10,14 +10,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simhash_server.fingerprint.sketch import (
+    FORMATS,
     SKETCH_BINS,
     SKETCH_BYTES,
     SketchError,
     bin_minima,
     readable,
     similarity,
-    sketch,
 )
+from simhash_server.fingerprint.sketch import sketch as sketch_in
+
+
+def sketch(tokens: list[str]) -> bytes:
+    """Format 1 (recipe v1's), whose estimates these tests check; formats 2 and 3 have tests of their own."""
+    return sketch_in(tokens, FORMATS[1])
+
 
 VOCABULARY = [f"w{i}" for i in range(50_000)]
 
@@ -118,7 +125,7 @@ def test_format_2_packs_2048_two_bit_bins_and_estimates_like_its_minima() -> Non
     v2 = FORMATS[2]
     words = [f"w{i}" for i in range(3000)]
     a, b = words, words[:2700] + [f"x{i}" for i in range(300)]
-    sa, sb = sketch(a, v2), sketch(b, v2)
+    sa, sb = sketch_in(a, v2), sketch_in(b, v2)
     assert len(sa) == v2.size == 513 and sa[0] == 2 and format_of(sa) == v2
     low_a, low_b = (bin_minima(t, 2048) & np.uint64(3) for t in (a, b))
     agree = np.count_nonzero(low_a == low_b) / 2048
@@ -132,3 +139,44 @@ def test_format_2_packs_2048_two_bit_bins_and_estimates_like_its_minima() -> Non
     with pytest.raises(SketchError, match="second sketch is not of format 2"):
         similarity(sa, sketch(a))
     assert sketch_of_hashes(np.zeros(0, np.uint64), v2)[0] == 2
+
+
+def shingle_sets(*texts: list[str]) -> list[set[tuple[str, ...]]]:
+    return [set(zip(t, t[1:], t[2:], strict=False)) for t in texts]
+
+
+def test_format_3_counts_its_shingles_and_scores_containment() -> None:
+    from simhash_server.fingerprint.sketch import distinct_shingles, format_of, jaccard
+
+    v3 = FORMATS[3]
+    article = [f"w{i}" for i in range(3000)]
+    template = [f"t{i}" for i in range(800)]  # 21% of the copy
+    copy = template[:300] + article + template[300:]
+    sa, sc = sketch_in(article, v3), sketch_in(copy, v3)
+    assert len(sa) == v3.size == 517 and sa[0] == 3 and format_of(sa) == v3
+    a, c = shingle_sets(article, copy)
+    assert distinct_shingles(sa) == len(a) and distinct_shingles(sc) == len(c)
+    exact_j = len(a & c) / len(a | c)
+    assert abs(jaccard(sa, sc) - exact_j) < 0.05 and exact_j < 0.8
+    # The whole article is in the copy: containment near 1 where Jaccard is under 0.8.
+    assert similarity(sa, sc) > 0.95
+    assert similarity(sa, sc) == pytest.approx(similarity(sc, sa))
+    assert distinct_shingles(sketch_in(article, FORMATS[2])) is None
+
+
+def test_format_3_scores_a_small_page_inside_a_large_one_low() -> None:
+    from simhash_server.fingerprint.sketch import containment
+
+    small = [f"s{i}" for i in range(400)]
+    large = [f"w{i}" for i in range(3000)] + small  # the small page is all in it, at 12% of its size
+    score = similarity(sketch_in(small, FORMATS[3]), sketch_in(large, FORMATS[3]))
+    assert 0.15 < score < 0.4  # 2 x (400 / 3400) scales the full containment down
+    assert containment(1.0, 10, 10) == 1.0 and containment(0.0, 10, 10) == 0.0
+    assert containment(0.5, 100, 50) == pytest.approx(1.0)  # 50 shared: all of the smaller, which is half
+    assert containment(0.0, 0, 0) == 1.0 and containment(0.0, 0, 5) == 0.0
+
+
+def test_formats_3_and_2_do_not_compare() -> None:
+    tokens = [f"w{i}" for i in range(50)]
+    with pytest.raises(SketchError, match="second sketch is not of format 3"):
+        similarity(sketch_in(tokens, FORMATS[3]), sketch_in(tokens, FORMATS[2]))

@@ -32,6 +32,10 @@ const DECOMPOSES: u8 = 0x80; // flag beside the class: the character's NFKD diff
 
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 const SKIP: u64 = 0xD6E8_FEB8_6659_FD93;
+const SINGLE: u64 = 0x3C6E_F372_FE94_F82B; // recipe v4: a one-token segment's shingle (`features._SINGLE`)
+const SEGMENT_ENDS: &str = ".!?;\u{3002}\n"; // `sentences._SPLIT`; all but the line break end a sentence
+const LONG_SENTENCE: usize = 10; // `sentences.LONG_SENTENCE`
+const SHORT_SENTENCE: usize = 4; // `sentences.SHORT_SENTENCE`
 const MAX_EXACT: i64 = 1 << 53; // the Python side's float64 sums are exact below this
 
 /// MurmurHash3's 64-bit finaliser (the same as `simhash_server.features.fmix64`).
@@ -125,7 +129,8 @@ struct Fingerprinter {
     decompositions: HashMap<char, String>,
     idf: IdfTable,
     median_idf: i64,
-    weights: Option<(i64, i64, i64)>, // unigram, bigram, skip-bigram multiples of IDF; None: recipe v3
+    weights: Option<(i64, i64, i64)>, // unigram, bigram, skip-bigram multiples of IDF; None: recipe v3 or v4
+    tiered: bool,                     // recipe v4: 2-shingles within segments, weighted by tier
 }
 
 impl Fingerprinter {
@@ -163,6 +168,62 @@ impl Fingerprinter {
         out
     }
 
+    /// Recipe v4 (`sentences.segments`, `features.segment_shingles`, `minhash.tiered_minhash_bits`): the
+    /// fingerprint of a normalised text and the hashes of all its tokens, in order.  Segments end at a
+    /// sentence end or a line break; a sentence of 10 tokens or more is tier 0, of 4 or more tier 1, the rest
+    /// tier 2.  Each distinct 2-shingle within a segment counts once, at the lowest tier it has.
+    fn tiered_minhash(&self, text: &str) -> (u64, Vec<u64>) {
+        let mut hashes = Vec::new();
+        let mut shingles: Vec<(u64, u8)> = Vec::new();
+        let mut start = 0;
+        let mut segment = |piece: &str, ended: bool, hashes: &mut Vec<u64>| {
+            let tokens = self.tokens(piece);
+            if tokens.is_empty() {
+                return;
+            }
+            let tier = match tokens.len() {
+                n if ended && n >= LONG_SENTENCE => 0,
+                n if ended && n >= SHORT_SENTENCE => 1,
+                _ => 2,
+            };
+            let h: Vec<u64> = tokens.iter().map(|t| xxh3_64(t.as_bytes())).collect();
+            if h.len() == 1 {
+                shingles.push((fmix64(h[0].wrapping_mul(GOLDEN) ^ SINGLE), tier));
+            } else {
+                shingles.extend(h.windows(2).map(|w| (fmix64(w[0].wrapping_mul(GOLDEN) ^ w[1]), tier)));
+            }
+            hashes.extend(h);
+        };
+        for (at, ch) in text.char_indices() {
+            if SEGMENT_ENDS.contains(ch) {
+                segment(&text[start..at], ch != '\n', &mut hashes);
+                start = at + ch.len_utf8();
+            }
+        }
+        segment(&text[start..], false, &mut hashes);
+        shingles.sort_unstable();
+        shingles.dedup_by_key(|(hash, _)| *hash); // sorted by (hash, tier): the first kept has the lowest tier
+        if shingles.is_empty() {
+            return (0, hashes);
+        }
+        let mut minima = [u64::MAX; 64];
+        let [a, b, c] = &MINHASH;
+        for &(x, tier) in &shingles {
+            let (low, high) = (x & 0xFFFF_FFFF, x >> 32);
+            for j in 0..64 {
+                let mixed = low.wrapping_mul(a[j]).wrapping_add(high.wrapping_mul(b[j])).wrapping_add(c[j]);
+                let v = mixed >> 32;
+                let v = match tier {
+                    0 => v,
+                    1 => v - (v >> 3) + (1 << 29),
+                    _ => v - (v >> 2) + (1 << 30),
+                };
+                minima[j] = minima[j].min(v);
+            }
+        }
+        (minima.iter().enumerate().fold(0u64, |acc, (j, m)| acc | ((m & 1) << j)), hashes)
+    }
+
     /// The blend features of the tokens: unigrams weigh `u` x IDF, bigrams `b` x and skip-bigrams `s` x
     /// the smaller IDF of their pair (`blend-tfidf`: 2 / 3 / 2; `blend-tfidf-321`: 3 / 2 / 1).
     fn blend_tfidf(&self, hashes: &[u64], idfs: &[i64], (u, b, s): (i64, i64, i64)) -> Accumulator {
@@ -185,19 +246,24 @@ impl Fingerprinter {
 impl Fingerprinter {
     /// `classes`: one byte per code point (0 separator, 1 Han, 2 other ideograph, 3 word character);
     /// `idf`: jieba's IDF x 100 as integers; `median_idf`: the weight of a token the table lacks;
-    /// `decompositions`: NFKD of every code point whose NFKD differs from it; `weights`: the blend's
-    /// unigram, bigram and skip-bigram multiples of IDF, or None for recipe v3 (1-bit MinHash of the word
-    /// 3-shingles, `minhash.py`).
+    /// `decompositions`: NFKD of every code point whose NFKD differs from it (for v4, of what it folds to);
+    /// `weights`: the blend's unigram, bigram and skip-bigram multiples of IDF, or None for recipe v3 (1-bit
+    /// MinHash of the word 3-shingles, `minhash.py`) and v4; `tiered`: recipe v4 (`tiered_minhash_bits`).
     #[new]
+    #[pyo3(signature = (classes, idf, median_idf, decompositions, weights, tiered = false))]
     fn new(
         classes: &[u8],
         idf: HashMap<String, i64>,
         median_idf: i64,
         decompositions: HashMap<char, String>,
         weights: Option<(i64, i64, i64)>,
+        tiered: bool,
     ) -> PyResult<Self> {
         if weights.is_some_and(|(u, b, s)| u < 0 || b < 0 || s < 0) {
             return Err(PyValueError::new_err("blend weights must not be negative"));
+        }
+        if tiered && weights.is_some() {
+            return Err(PyValueError::new_err("a tiered (v4) fingerprinter takes no blend weights"));
         }
         if classes.len() != CODE_POINTS {
             return Err(PyValueError::new_err(format!(
@@ -218,7 +284,7 @@ impl Fingerprinter {
         for ch in decompositions.keys() {
             classes[*ch as usize] |= DECOMPOSES;
         }
-        Ok(Fingerprinter { jieba: Jieba::new(), classes, decompositions, idf, median_idf, weights })
+        Ok(Fingerprinter { jieba: Jieba::new(), classes, decompositions, idf, median_idf, weights, tiered })
     }
 
     /// Each character replaced by its NFKD decomposition, or None when no character has one.
@@ -261,6 +327,14 @@ impl Fingerprinter {
             check_shape(bins, bits)?;
         }
         let (value, distinct, packed) = py.detach(|| {
+            if self.tiered {
+                let (value, hashes) = self.tiered_minhash(normalized);
+                let mut all = if hashes.is_empty() { Vec::new() } else { shingles(&hashes) };
+                all.sort_unstable();
+                all.dedup();
+                let packed = sketch.map(|(bins, bits)| packed_sketch_of(&hashes, bins, bits));
+                return Ok((value, all.len(), packed));
+            }
             let tokens = self.tokens(normalized);
             let hashes: Vec<u64> = tokens.iter().map(|t| xxh3_64(t.as_bytes())).collect();
             let (value, distinct) = match self.weights {

@@ -1,5 +1,5 @@
-"""Text -> 64-bit fingerprint: normalize -> tokens -> weighted features -> SimHash, or (v3) word 3-shingles ->
-1-bit MinHash; and the verification sketch.
+"""Text -> 64-bit fingerprint: normalize -> tokens -> weighted features -> SimHash (v1, v2), or word 3-shingles
+-> 1-bit MinHash (v3), or segments -> tiered 2-shingles -> 1-bit MinHash (v4); and the verification sketch.
 
 Pure computation: nothing here touches HBase or the network.
 """
@@ -12,6 +12,8 @@ from simhash_server.fingerprint.versions import (
     V1,
     V2,
     V3,
+    V4,
+    V4_NOFOLD,
     VERSIONS,
     Recipe,
     recipe_of,
@@ -24,6 +26,8 @@ __all__ = [
     "V1",
     "V2",
     "V3",
+    "V4",
+    "V4_NOFOLD",
     "VERSIONS",
     "Fingerprint",
     "Recipe",

@@ -21,7 +21,8 @@ character chunks v1 was chosen on) it keeps more edited copies within distance 3
 verified query reads, for a little precision that verification restores (docs/accuracy.md).
 
 Recipe v3 is not a SimHash: its features are the word 3-shingles themselves (``shingle_hashes``, SHINGLES),
-each counted once, and minhash.py turns them into bits.
+each counted once, and minhash.py turns them into bits.  Recipe v4's are the word 2-shingles within each
+segment of the text (sentences.py), each with its segment's tier (``segment_shingles``, TIERED_SHINGLES).
 """
 
 from __future__ import annotations
@@ -41,9 +42,11 @@ __all__ = [
     "IDF_SCALE",
     "RECIPES",
     "SHINGLES",
+    "TIERED_SHINGLES",
     "Features",
     "features",
     "fmix64",
+    "segment_shingles",
     "shingle_hashes",
     "token_hashes",
 ]
@@ -52,6 +55,7 @@ IDF_SCALE = 100
 _CACHE_LIMIT = 1 << 20  # tokens remembered with their hash and IDF; cleared when full
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _SKIP = np.uint64(0xD6E8FEB86659FD93)
+_SINGLE = np.uint64(0x3C6EF372FE94F82B)  # a one-token segment's shingle: fmix64(h * GOLDEN ^ this)
 _M1, _M2, _S33 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53), np.uint64(33)
 
 
@@ -141,6 +145,28 @@ def shingle_hashes(hashes: np.ndarray) -> np.ndarray:
     return fmix64((fmix64((hashes[:-2] * _GOLDEN) ^ hashes[1:-1]) * _GOLDEN) ^ hashes[2:])
 
 
+def segment_shingles(segments: list[tuple[list[str], int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Recipe v4's features: (shingle hashes, tiers), each distinct shingle once with the lowest tier it has.
+
+    Within a segment, a word 2-shingle (tokens i, i+1) hashes like a bigram, ``fmix64((h_i * GOLDEN) ^
+    h_i+1)``; a segment of one token is ``fmix64((h * GOLDEN) ^ SINGLE)``.  Shingles never span two
+    segments, so a sentence keeps its shingles wherever it is moved or whatever surrounds it."""
+    hashes, tiers = [], []
+    for tokens, tier in segments:
+        h = token_hashes(tokens)
+        made = _bigram_hashes(h) if h.size >= 2 else fmix64((h * _GOLDEN) ^ _SINGLE)
+        hashes.append(made)
+        tiers.append(np.full(made.size, tier, dtype=np.uint8))
+    if not hashes:
+        return np.zeros(0, np.uint64), np.zeros(0, np.uint8)
+    every, every_tier = np.concatenate(hashes), np.concatenate(tiers)
+    order = np.lexsort((every_tier, every))  # by hash, then tier: the first of each hash has its lowest tier
+    every, every_tier = every[order], every_tier[order]
+    first = np.ones(every.size, dtype=bool)
+    first[1:] = every[1:] != every[:-1]
+    return every[first], every_tier[first]
+
+
 def _unigram_tf(tokens: list[str]) -> Features:
     hashes, _ = _hash_and_idf(tokens)
     return Features(hashes, np.full(hashes.size, float(IDF_SCALE)))
@@ -186,6 +212,7 @@ RECIPES: dict[str, Callable[[list[str]], Features]] = {
 }
 DEFAULT_RECIPE = "blend-tfidf-321"  # recipe v2's features
 SHINGLES = "word-3-shingles"  # recipe v3's features: the shingle set, unweighted, hashed by minhash.py
+TIERED_SHINGLES = "segment-2-shingles-tiered"  # recipe v4's: 2-shingles within segments, weighted by tier
 
 
 def features(tokens: list[str], recipe: str = DEFAULT_RECIPE) -> Features:

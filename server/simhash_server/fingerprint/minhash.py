@@ -17,6 +17,12 @@ Hash function j of a shingle hash x (64 bits, already mixed: features.shingle_ha
 C_j are fixed forever (part of the version): fmix64 of (j + 1) * GOLDEN xor a seed per constant.  Every
 function sees every shingle (k permutations, not one permutation's bins), so a text of one shingle still
 gets 64 independent bits rather than one bit repeated.  A text without tokens gets 0.
+
+Recipe v4 weighs its shingles by tier (sentences.py) with the same 64 functions: a tier-1 shingle's value v
+becomes v - v/8 + 2^29 and a tier-2 shingle's v - v/4 + 2^30 (integer division), so each tier's values lie
+above the one before's smallest eighth or quarter.  A bit then comes from the article's sentences whenever
+the text has a handful of them, and from its other lines only where it has none: the template around an
+article rarely takes a bit, while a page without sentences still gets 64 bits of its own.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import numpy as np
 
 from simhash_server.fingerprint.features import fmix64, shingle_hashes
 
-__all__ = ["BITS", "MULTIPLIERS", "minhash_bits", "shingle_minhash"]
+__all__ = ["BITS", "MULTIPLIERS", "TIER_HANDICAPS", "minhash_bits", "shingle_minhash", "tiered_minhash_bits"]
 
 BITS = 64
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -35,6 +41,7 @@ MULTIPLIERS: tuple[np.ndarray, np.ndarray, np.ndarray] = tuple(fmix64(_J ^ seed)
 _LOW32, _S32 = np.uint64(0xFFFFFFFF), np.uint64(32)
 _CHUNK = 1 << 14  # shingles per block: bounds the (64 x block) temporary for megabyte texts
 _POWERS = np.left_shift(np.uint64(1), np.arange(BITS, dtype=np.uint64))
+TIER_HANDICAPS = (None, 3, 2)  # tier -> s: v becomes v - (v >> s) + 2^(32 - s); tier 0 keeps v
 
 
 def minhash_bits(shingles: np.ndarray) -> int:
@@ -56,3 +63,21 @@ def shingle_minhash(token_hashes: np.ndarray) -> tuple[int, int]:
         return 0, 0
     shingles = shingle_hashes(token_hashes)
     return minhash_bits(shingles), int(np.unique(shingles).size)
+
+
+def tiered_minhash_bits(shingles: np.ndarray, tiers: np.ndarray) -> int:
+    """Recipe v4's 64-bit fingerprint of distinct shingle hashes and their tiers (0, 1, 2); 0 for none."""
+    if shingles.size == 0:
+        return 0
+    a, b, c = (m[:, None] for m in MULTIPLIERS)
+    minima = np.full(BITS, np.iinfo(np.uint64).max, dtype=np.uint64)
+    for start in range(0, shingles.size, _CHUNK):
+        block, tier = shingles[start : start + _CHUNK], tiers[start : start + _CHUNK]
+        values = ((block & _LOW32) * a + (block >> _S32) * b + c) >> _S32
+        for level, shift in enumerate(TIER_HANDICAPS):
+            if shift is not None and (tier == level).any():
+                s = np.uint64(shift)
+                raised = values[:, tier == level]
+                values[:, tier == level] = raised - (raised >> s) + (np.uint64(1) << (np.uint64(32) - s))
+        np.minimum(minima, values.min(axis=1), out=minima)
+    return int(_POWERS[(minima & np.uint64(1)).astype(bool)].sum())

@@ -15,7 +15,8 @@ import unicodedata
 from functools import cache
 from typing import Any
 
-from simhash_server.fingerprint.features import BLEND_WEIGHTS, SHINGLES, _idf_table
+from simhash_server.fingerprint.features import BLEND_WEIGHTS, SHINGLES, TIERED_SHINGLES, _idf_table
+from simhash_server.fingerprint.script import character_folding
 from simhash_server.fingerprint.tokens import _HAN, _OTHER_IDEOGRAPH
 
 __all__ = ["character_classes", "decompositions", "fingerprinter", "sketch_function"]
@@ -46,30 +47,43 @@ def decompositions() -> dict[str, str]:
 
 
 _lock = threading.Lock()
-_instances: dict[str, Any] = {}
+_instances: dict[tuple[str, bool | None], Any] = {}
 
 
-def fingerprinter(recipe: str) -> Any | None:
-    """The shared ``simhash_native.Fingerprinter`` of a blend feature recipe or of SHINGLES (recipe v3), built
-    on first use; None without the extension, or for a recipe the extension does not compute (the unblended
-    ones)."""
-    if recipe not in _instances:
+def fingerprinter(recipe: str, scripts: bool | None = None) -> Any | None:
+    """The shared ``simhash_native.Fingerprinter`` of a blend feature recipe, of SHINGLES (recipe v3) or of
+    TIERED_SHINGLES (recipe v4), built on first use; None without the extension, or for a recipe the extension
+    does not compute (the unblended ones).  ``scripts`` (v4 only): its ``decompose`` also applies v4's
+    character folding, with (True) or without (False) the Chinese scripts folded."""
+    key = (recipe, scripts)
+    if key not in _instances:
         with _lock:
-            if recipe not in _instances:
-                _instances[recipe] = _build(recipe)
-    return _instances[recipe]
+            if key not in _instances:
+                _instances[key] = _build(recipe, scripts)
+    return _instances[key]
 
 
-def _build(recipe: str) -> Any | None:
+def _build(recipe: str, scripts: bool | None) -> Any | None:
     weights = BLEND_WEIGHTS.get(recipe)
-    if weights is None and recipe != SHINGLES:
+    if weights is None and recipe not in (SHINGLES, TIERED_SHINGLES):
         return None
     try:
         import simhash_native
     except ImportError:
         return None
     idf, median = _idf_table()
-    return simhash_native.Fingerprinter(_tables()[0], idf, median, _tables()[1], weights)
+    table = _tables()[1] if scripts is None else folded_decompositions(scripts)
+    return simhash_native.Fingerprinter(_tables()[0], idf, median, table, weights, recipe == TIERED_SHINGLES)
+
+
+@cache
+def folded_decompositions(scripts: bool) -> dict[str, str]:
+    """The decomposition table with v4's character folding in front: a folded character is replaced by the
+    NFKD of what it folds to (nothing, for an invisible one)."""
+    table = dict(_tables()[1])
+    for ch, target in character_folding(scripts).items():
+        table[ch] = unicodedata.normalize("NFKD", target)
+    return table
 
 
 @cache

@@ -1,28 +1,58 @@
 """Step 1 of the pipeline: text -> normalised text.
 
-Unicode NFKC folds compatibility forms: full-width Latin letters, digits and punctuation become their
-ASCII forms (ＡＢＣ１２３ -> ABC123), the ideographic space becomes a space, ligatures and circled digits are
-unfolded.  Case folding (``str.casefold``) then removes case, including ß -> ss.  NFKC runs again after
+Every recipe: Unicode NFKC folds compatibility forms: full-width Latin letters, digits and punctuation become
+their ASCII forms (ＡＢＣ１２３ -> ABC123), the ideographic space becomes a space, ligatures and circled digits
+are unfolded.  Case folding (``str.casefold``) then removes case, including ß -> ss.  NFKC runs again after
 case folding because folding can produce sequences that NFKC would compose differently.
 
+Recipe v4 (``FOLDED`` and ``UNFOLDED``) first takes out what web pages leave in plain text (markup.py:
+character references, HTML tags, CRs), then deletes invisible characters and folds traditional and simplified
+Chinese characters to one form (script.py; ``UNFOLDED`` keeps the scripts apart), and after NFKC writes every
+run of digits as one ``0``: a changed number or date is no longer a changed word.
+
 With the Rust extension (native.py), each character is first replaced by its NFKD decomposition (from a table
-of Python's own Unicode database): NFKC gives the same result on that text, and returns at once from its
-quick check when it is already NFKC, as Chinese text with full-width punctuation then is.  3-4x faster.
+of Python's own Unicode database; for v4, of the folded character): NFKC gives the same result on that text,
+and returns at once from its quick check when it is already NFKC, as Chinese text with full-width punctuation
+then is.  3-4x faster.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from functools import cache
 
-from simhash_server.fingerprint.features import DEFAULT_RECIPE
+from simhash_server.fingerprint.features import DEFAULT_RECIPE, TIERED_SHINGLES
+from simhash_server.fingerprint.markup import strip_markup
 from simhash_server.fingerprint.native import fingerprinter
+from simhash_server.fingerprint.script import character_folding
 
-__all__ = ["normalize"]
+__all__ = ["FOLDED", "NFKC_CASEFOLD", "NORMALIZATIONS", "UNFOLDED", "normalize"]
+
+NFKC_CASEFOLD = "nfkc-casefold"  # v1-v3
+FOLDED = "markup+invisible+script+nfkc-casefold+digits"  # v4
+UNFOLDED = "markup+invisible+nfkc-casefold+digits"  # v4 with the scripts kept apart
+NORMALIZATIONS = (NFKC_CASEFOLD, FOLDED, UNFOLDED)
+_DIGITS = re.compile(r"\d+")
 
 
-def normalize(text: str, native: bool = True) -> str:
-    """NFKC, then case folding, then NFKC again (idempotent: normalize(normalize(t)) == normalize(t))."""
-    rust = fingerprinter(DEFAULT_RECIPE) if native else None  # any recipe's extension decomposes alike
-    if rust is not None:
-        text = rust.decompose(text) or text
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+@cache
+def _translation(scripts: bool) -> dict[int, str]:
+    return {ord(k): v for k, v in character_folding(scripts).items()}
+
+
+def normalize(text: str, native: bool = True, form: str = NFKC_CASEFOLD) -> str:
+    """``text`` normalised by ``form`` (one of NORMALIZATIONS); idempotent for NFKC_CASEFOLD."""
+    if form == NFKC_CASEFOLD:
+        rust = fingerprinter(DEFAULT_RECIPE) if native else None  # any recipe's extension decomposes alike
+        if rust is not None:
+            text = rust.decompose(text) or text
+        return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    if form not in NORMALIZATIONS:
+        raise ValueError(f"unknown normalization {form!r}; choose one of {', '.join(NORMALIZATIONS)}")
+    scripts = form == FOLDED
+    text = strip_markup(text)
+    rust = fingerprinter(TIERED_SHINGLES, scripts) if native else None
+    text = (rust.decompose(text) or text) if rust is not None else text.translate(_translation(scripts))
+    text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    return _DIGITS.sub("0", text)

@@ -1,8 +1,9 @@
 """Text -> fingerprint: the whole recipe of a version (versions.py) in one call.
 
 normalize (normalize.py) -> tokens (tokens.py) -> weighted features (features.py) -> SimHash (simhash.py), or
-for v3 -> word 3-shingles (features.py) -> 1-bit MinHash (minhash.py); with ``sketch=True`` the same tokens
-also give the verification sketch (sketch.py) in the version's format.
+for v3 -> word 3-shingles (features.py) -> 1-bit MinHash (minhash.py), or for v4 -> segments with their tiers
+(sentences.py) -> 2-shingles within segments (features.py) -> tiered 1-bit MinHash (minhash.py); with
+``sketch=True`` the same tokens also give the verification sketch (sketch.py) in the version's format.
 Steps 2-4 run in Rust when the extension is installed (native.py), with identical output.
 """
 
@@ -10,13 +11,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simhash_server.fingerprint.features import SHINGLES, features, token_hashes
+from simhash_server.fingerprint.features import (
+    SHINGLES,
+    TIERED_SHINGLES,
+    features,
+    segment_shingles,
+    token_hashes,
+)
 from simhash_server.fingerprint.hexform import to_hex
-from simhash_server.fingerprint.minhash import shingle_minhash
+from simhash_server.fingerprint.minhash import shingle_minhash, tiered_minhash_bits
 from simhash_server.fingerprint.native import fingerprinter
-from simhash_server.fingerprint.normalize import normalize
+from simhash_server.fingerprint.normalize import FOLDED, normalize
+from simhash_server.fingerprint.sentences import segments
 from simhash_server.fingerprint.simhash import simhash
-from simhash_server.fingerprint.sketch import sketch_of_hashes
+from simhash_server.fingerprint.sketch import distinct_shingle_count, header_of, sketch_of_hashes
 from simhash_server.fingerprint.tokens import tokenize
 from simhash_server.fingerprint.versions import FINGERPRINT_VERSION, recipe_of
 
@@ -40,12 +48,19 @@ def fingerprint(
     """The fingerprint of ``text`` by the recipe ``version`` names; ``native=False`` forces the Python
     pipeline (tests and benchmarks)."""
     recipe = recipe_of(version)
-    normalized = normalize(text, native)
-    rust = fingerprinter(recipe.features) if native else None
+    normalized = normalize(text, native, recipe.normalization)
+    scripts = None if recipe.features != TIERED_SHINGLES else recipe.normalization == FOLDED
+    rust = fingerprinter(recipe.features, scripts) if native else None
     if rust is not None:
         shape = (recipe.sketch.bins, recipe.sketch.bits) if sketch else None
         value, distinct, packed = rust.fingerprint(normalized, shape)
-        return Fingerprint(value, distinct, bytes([recipe.sketch.code]) + packed if sketch else b"")
+        return Fingerprint(value, distinct, header_of(recipe.sketch, distinct) + packed if sketch else b"")
+    if recipe.features == TIERED_SHINGLES:
+        parts = segments(normalized)
+        hashes = token_hashes([token for tokens, _ in parts for token in tokens])
+        distinct = distinct_shingle_count(hashes)
+        made = sketch_of_hashes(hashes, recipe.sketch, native=False, distinct=distinct) if sketch else b""
+        return Fingerprint(tiered_minhash_bits(*segment_shingles(parts)), distinct, made)
     tokens = tokenize(normalized)
     hashes = token_hashes(tokens)
     made = sketch_of_hashes(hashes, recipe.sketch, native=False) if sketch else b""

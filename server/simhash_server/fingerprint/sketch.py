@@ -16,11 +16,18 @@ Recipe (one-permutation b-bit MinHash, Li et al. 2012 and Li & König 2010):
 - b-bit: only the lowest b bits of each bin are stored.  Unrelated bins then agree by chance with probability
   2^-b, which the estimator removes: J = (agreeing - 2^-b) / (1 - 2^-b).
 
-Formats (SketchFormat, one per fingerprint recipe; stored form: 1 format byte + bins x bits / 8 bytes):
+Formats (SketchFormat, one per fingerprint recipe; stored form: 1 format byte [+ 4 count bytes] + bins x bits
+/ 8 bytes):
 - 1: 256 bins x 8 bits (257 bytes); standard error 0.019 at J = 0.9 (recipe v1);
 - 2: 2048 bins x 2 bits (513 bytes); standard error about 0.009 at J = 0.9 (recipe v2).  More bins of fewer
   bits estimate better per byte (docs/accuracy.md, "Sketch size and floor"); doubling the bytes was what it
   took for precision 0.97 and recall 0.95 at one floor.
+- 3: format 2's bins after the number of distinct shingles (4 bytes, big-endian), 517 bytes (recipe v4).  With
+  both counts the estimated Jaccard J gives the shared shingles, J (a + b) / (1 + J), hence containment: the
+  share of the smaller document found in the larger.  Format 3's similarity is that containment, scaled
+  down by twice the ratio of the two sizes where the smaller is under half the larger: the same article
+  inside another site's template (7-28% more text) stays near 1, while a page that quotes a small part of
+  another, or a small page inside a large one, does not (docs/accuracy.md).
 Two sketches compare only when they are of one format; a stored sketch of another format is not compared
 (its document counts as unverified), so a recipe can change without misreading stored sketches.
 """
@@ -44,7 +51,12 @@ __all__ = [
     "SketchFormat",
     "bin_minima",
     "comparable",
+    "containment",
+    "distinct_shingle_count",
+    "distinct_shingles",
     "format_of",
+    "header_of",
+    "jaccard",
     "readable",
     "similarity",
     "sketch",
@@ -57,13 +69,22 @@ class SketchFormat:
     code: int  # the stored first byte
     bins: int
     bits: int
+    counted: bool = False  # the distinct shingles' count follows the code byte (4 bytes, big-endian)
+
+    @property
+    def header(self) -> int:
+        return 5 if self.counted else 1
 
     @property
     def size(self) -> int:
-        return 1 + self.bins * self.bits // 8
+        return self.header + self.bins * self.bits // 8
 
 
-FORMATS: dict[int, SketchFormat] = {1: SketchFormat(1, 256, 8), 2: SketchFormat(2, 2048, 2)}
+FORMATS: dict[int, SketchFormat] = {
+    1: SketchFormat(1, 256, 8),
+    2: SketchFormat(2, 2048, 2),
+    3: SketchFormat(3, 2048, 2, counted=True),
+}
 SKETCH_FORMAT = 1  # format 1's constants, as the evaluation and older callers name them
 SKETCH_BINS = FORMATS[1].bins
 SKETCH_BYTES = FORMATS[1].size
@@ -132,27 +153,46 @@ def _bin_minima(token_hashes: np.ndarray, bins: int) -> np.ndarray:
     return mins[source]
 
 
-def sketch(tokens: list[str], form: SketchFormat = FORMATS[1], native: bool = True) -> bytes:
-    """The stored sketch (``form.size`` bytes) of a tokenised text."""
+def sketch(tokens: list[str], form: SketchFormat, native: bool = True) -> bytes:
+    """The stored sketch (``form.size`` bytes) of a tokenised text, in the format of the recipe that made the
+    tokens (``recipe_of(version).sketch``)."""
     return sketch_of_hashes(token_hashes(tokens), form, native)
 
 
-def sketch_of_hashes(token_hashes: np.ndarray, form: SketchFormat = FORMATS[1], native: bool = True) -> bytes:
+def header_of(form: SketchFormat, distinct_shingles: int) -> bytes:
+    """The bytes before the bins: the format code, then (counted formats) the distinct shingles."""
+    if not form.counted:
+        return bytes([form.code])
+    return bytes([form.code]) + min(distinct_shingles, 0xFFFFFFFF).to_bytes(4, "big")
+
+
+def distinct_shingle_count(token_hashes: np.ndarray) -> int:
+    """How many distinct word 3-shingles the tokens make (0 without tokens): a counted sketch's count."""
+    return int(np.unique(shingle_hashes(token_hashes)).size) if token_hashes.size else 0
+
+
+def sketch_of_hashes(
+    token_hashes: np.ndarray, form: SketchFormat, native: bool = True, distinct: int | None = None
+) -> bytes:
     """The stored sketch from the tokens' XXH3-64 hashes (as features.token_hashes gives them); the bins in
-    Rust when the extension is installed (same numbers; some 13x faster for format 2's 2048 bins)."""
+    Rust when the extension is installed (same numbers; some 13x faster for format 2's 2048 bins).
+    ``distinct``: the tokens' distinct_shingle_count, when the caller has it (counted formats)."""
+    if form.counted and distinct is None:
+        distinct = distinct_shingle_count(token_hashes)
     rust = sketch_function() if native else None
     if rust is not None:
-        return bytes([form.code]) + rust(token_hashes.astype("<u8", copy=False).tobytes(), form.bins, form.bits)
+        packed = rust(token_hashes.astype("<u8", copy=False).tobytes(), form.bins, form.bits)
+        return header_of(form, distinct or 0) + packed
     low = (_bin_minima(token_hashes, form.bins) & np.uint64((1 << form.bits) - 1)).astype(np.uint8)
     per_byte = 8 // form.bits
     packed = np.zeros(form.bins // per_byte, dtype=np.uint8)
     for k in range(per_byte):  # bin i goes to byte i // per_byte, lowest bits first
         packed |= low[k::per_byte] << np.uint8(k * form.bits)
-    return bytes([form.code]) + packed.tobytes()
+    return header_of(form, distinct or 0) + packed.tobytes()
 
 
 def _values(value: bytes, form: SketchFormat) -> np.ndarray:
-    packed = np.frombuffer(value, np.uint8, offset=1)
+    packed = np.frombuffer(value, np.uint8, offset=form.header)
     per_byte = 8 // form.bits
     if per_byte == 1:
         return packed
@@ -166,7 +206,7 @@ def format_of(value: bytes) -> SketchFormat | None:
     return form if form is not None and len(value) == form.size else None
 
 
-def similarity(a: bytes, b: bytes) -> float:
+def jaccard(a: bytes, b: bytes) -> float:
     """Estimated Jaccard similarity (0..1) of the documents behind two stored sketches of one format."""
     form = format_of(a)
     if form is None:
@@ -176,6 +216,32 @@ def similarity(a: bytes, b: bytes) -> float:
     agree = np.count_nonzero(_values(a, form) == _values(b, form))
     chance = 2.0**-form.bits  # two unrelated b-bit values agree this often
     return max(0.0, (agree / form.bins - chance) / (1 - chance))
+
+
+def distinct_shingles(value: bytes) -> int | None:
+    """The distinct shingles a counted sketch was made of; None for a format that does not count them."""
+    form = format_of(value)
+    return int.from_bytes(value[1:5], "big") if form is not None and form.counted else None
+
+
+def containment(j: float, a: int, b: int) -> float:
+    """Of two shingle sets of sizes ``a`` and ``b`` with Jaccard ``j``: the share of the smaller found in the
+    larger, scaled down by 2 x (smaller / larger) where the smaller is under half the larger (format 3)."""
+    small, large = min(a, b), max(a, b)
+    if small == 0:
+        return 1.0 if large == 0 else 0.0
+    shared = j * (a + b) / (1 + j)
+    return min(1.0, shared / small) * min(1.0, 2 * small / large)
+
+
+def similarity(a: bytes, b: bytes) -> float:
+    """The similarity a verified query compares with its floor: the estimated Jaccard for formats 1 and 2,
+    and containment (``containment``) for counted format 3."""
+    j = jaccard(a, b)
+    count_a, count_b = distinct_shingles(a), distinct_shingles(b)
+    if count_a is None or count_b is None:
+        return j
+    return containment(j, count_a, count_b)
 
 
 def readable(value: bytes) -> bool:

@@ -10,10 +10,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simhash_server.fingerprint.features import SHINGLES
+from simhash_server.fingerprint.features import SHINGLES, TIERED_SHINGLES
+from simhash_server.fingerprint.normalize import FOLDED, NFKC_CASEFOLD, UNFOLDED
 from simhash_server.fingerprint.sketch import FORMATS, SketchFormat
 
-__all__ = ["FINGERPRINT_VERSION", "NAMES", "V1", "V2", "V3", "VERSIONS", "Recipe", "recipe_of", "short_name"]
+__all__ = [
+    "FINGERPRINT_VERSION",
+    "NAMES",
+    "V1",
+    "V2",
+    "V3",
+    "V4",
+    "V4_NOFOLD",
+    "VERSIONS",
+    "Recipe",
+    "recipe_of",
+    "short_name",
+]
 
 _PREFIX = "simhash64/norm=nfkc-casefold/seg=jieba-0.42.1"  # jieba and rjieba are pinned: their dictionary is part
 V1 = f"{_PREFIX}/feat=blend-tfidf/hash=xxh3-64+fmix64/r1"
@@ -23,26 +36,40 @@ V3 = (
     "minhash64/norm=nfkc-casefold/seg=jieba-0.42.1/feat=word-3-shingles"
     "/hash=xxh3-64+fmix64+multiply-add-shift/sketch=2048x2/r3"
 )
+# v4 is what a reader calls the same article: markup, invisible characters, scripts and numbers folded, and a
+# 1-bit MinHash of the 2-shingles within segments, sentences weighing most (sentences.py, minhash.py); its
+# sketch counts its shingles, so verification measures containment (sketch.py).  v4-nofold keeps traditional
+# and simplified Chinese apart.  The tables that fold are OpenCC's, from opencc-purepy 1.5.0 (pinned).
+_V4 = (
+    "minhash64/norm={}/opencc=opencc-purepy-1.5.0/seg=jieba-0.42.1/feat=segment-2-shingles-tiered-10-4"
+    "/hash=xxh3-64+fmix64+multiply-add-shift/sketch=2048x2+count/r4"
+)
+V4 = _V4.format(FOLDED)
+V4_NOFOLD = _V4.format(UNFOLDED)
 
 
 @dataclass(frozen=True)
 class Recipe:
     version: str
-    features: str  # a key of features.RECIPES (SimHash over those features), or features.SHINGLES (v3)
+    features: str  # a key of features.RECIPES (SimHash over those features), SHINGLES (v3), TIERED_SHINGLES (v4)
     sketch: SketchFormat
     # The min_similarity a text Deduplicate uses when the caller gives none: chosen on the tuning half of
     # the evaluation (docs/accuracy.md) as the floor where precision and recall against Jaccard >= 0.9
     # balance for this recipe's fingerprints and sketch.
     dedup_floor: float
+    normalization: str = NFKC_CASEFOLD  # one of normalize.NORMALIZATIONS
 
 
 VERSIONS: dict[str, Recipe] = {
     V1: Recipe(V1, "blend-tfidf", FORMATS[1], 0.9),
     V2: Recipe(V2, "blend-tfidf-321", FORMATS[2], 0.896),
     V3: Recipe(V3, SHINGLES, FORMATS[2], 0.9),
+    V4_NOFOLD: Recipe(V4_NOFOLD, TIERED_SHINGLES, FORMATS[3], 0.75, UNFOLDED),
+    V4: Recipe(V4, TIERED_SHINGLES, FORMATS[3], 0.75, FOLDED),
 }
-FINGERPRINT_VERSION = V3  # what new indexes are created with
-NAMES: dict[str, str] = {"v1": V1, "v2": V2, "v3": V3}  # what the command line and the docs call them
+FINGERPRINT_VERSION = V4  # what new indexes are created with
+# What the command line and the docs call them.
+NAMES: dict[str, str] = {"v1": V1, "v2": V2, "v3": V3, "v4": V4, "v4-nofold": V4_NOFOLD}
 
 
 def short_name(version: str) -> str:
