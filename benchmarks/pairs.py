@@ -272,17 +272,8 @@ def light_edits(doc: Doc, donor: Doc, rng: random.Random) -> str:
                 chars[i] = rng.choice(pool)
             text = "".join(chars)
         elif kind == "numbers":
-            used = 0
-
-            def renumber(m: re.Match[str]) -> str:
-                nonlocal used
-                if used + len(m.group()) > share or rng.random() < 0.5:
-                    return m.group()
-                used += len(m.group())
-                return str(rng.randrange(10 ** len(m.group())))[: len(m.group())].zfill(len(m.group()))
-
             if re.search(r"\d", text):
-                text = re.sub(r"\d+", renumber, text)
+                text = _renumber(text, share, rng)
             else:
                 text += f"\n{rng.randrange(2000, 2025)}-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}"
         else:
@@ -297,6 +288,20 @@ def light_edits(doc: Doc, donor: Doc, rng: random.Random) -> str:
                     parts.insert(rng.randrange(len(parts) + 1), rng.choice(extra))
             text = "".join(parts)
     return text
+
+
+def _renumber(text: str, budget: int, rng: random.Random) -> str:
+    """About half the numbers of ``text`` changed, at most ``budget`` characters of them."""
+    used = 0
+
+    def renumber(m: re.Match[str]) -> str:
+        nonlocal used
+        if used + len(m.group()) > budget or rng.random() < 0.5:
+            return m.group()
+        used += len(m.group())
+        return str(rng.randrange(10 ** len(m.group())))[: len(m.group())].zfill(len(m.group()))
+
+    return re.sub(r"\d+", renumber, text)
 
 
 _FULL = str.maketrans("，。：；！？（）", ",.:;!?()")

@@ -94,7 +94,10 @@ def test_a_site_template_around_an_article_leaves_its_v4_fingerprint_near() -> N
     menu = ["首页", "新闻", "资讯", "下载", "论坛", "文档", "教程", "问答", "关于我们", "联系我们"]
     for trial in range(20):
         header = " | ".join(rng.sample(menu, 6)) + "\n当前位置：首页 > 文档 > 正文\n发布时间：2023-05-12 来源：某某网\n"
-        footer = "\n上一篇：如何安装软件\n下一篇：网络配置指南\n相关文章\n· 系统管理入门\n· 软件包的使用\n版权所有 © 2024 某某网"
+        footer = (
+            "\n上一篇：如何安装软件\n下一篇：网络配置指南\n相关文章\n· 系统管理入门\n· 软件包的使用\n"
+            "版权所有 © 2024 某某网"
+        )
         copy = header + ARTICLE.replace("。", "。\n") + footer
         assert distance(fingerprint(copy, V4).value, fingerprint(ARTICLE, V4).value) <= 3, trial
         assert distance(fingerprint(copy, V3).value, fingerprint(ARTICLE, V3).value) > 3 or trial > 0

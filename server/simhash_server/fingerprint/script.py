@@ -1,8 +1,9 @@
 """Traditional and simplified Chinese characters folded to one form, from OpenCC's own character tables.
 
-OpenCC (github.com/BYVoid/OpenCC) maps each simplified character to its traditional forms (STCharacters) and
-each traditional character to its simplified ones (TSCharacters).  Taken together, the two tables link every
-character with its other forms; each linked group folds to one member, the simplified form most of the group
+OpenCC (github.com/BYVoid/OpenCC) maps each simplified character to its traditional forms (STCharacters),
+each traditional character to its simplified ones (TSCharacters), and traditional characters to their Taiwan
+and Hong Kong variants and back (TWVariants, HKVariants and their Rev tables).  Taken together, the tables
+link every character with its other forms; each linked group folds to one member, the simplified form most of the group
 maps to.  So a page converted either way, by any of OpenCC's configurations (s2t, s2tw, s2hk, t2s, ...),
 folds to the same characters as its source, whichever of a group's members a conversion chose.  Phrase-level
 vocabulary (Taiwan's 軟體 against 软件) is not folded: those are other words.
@@ -21,7 +22,15 @@ from simhash_server.fingerprint.markup import INVISIBLE
 
 __all__ = ["TABLES", "character_folding", "fold_script", "script_folding"]
 
-TABLES = ("STCharacters.txt", "TSCharacters.txt")
+# Simplified <-> traditional, and traditional <-> its Taiwan and Hong Kong variants (s2tw, s2hk).
+TABLES = (
+    "STCharacters.txt",
+    "TSCharacters.txt",
+    "TWVariants.txt",
+    "TWVariantsRev.txt",
+    "HKVariants.txt",
+    "HKVariantsRev.txt",
+)
 
 
 def _pairs(name: str) -> list[tuple[str, list[str]]]:
@@ -57,7 +66,7 @@ def script_folding() -> dict[str, str]:
                     parent[max(a, b)] = min(a, b)
             if name.startswith("TS"):
                 simplified_of[forms[0]] += 1
-            else:
+            elif name.startswith("ST"):
                 simplified_of[key] += 1
     groups: dict[str, list[str]] = {}
     for ch in list(parent):
