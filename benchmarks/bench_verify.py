@@ -1,17 +1,15 @@
-"""What verification costs, measured beside the unverified path in one run, on the local HBase.
+"""What verification costs by recipe version: v3 (Jaccard, format 2) and v4 (containment, format 3) side by
+side in one run, on the local HBase of `make run`.
 
-Two indexes hold the same documents: the evaluation corpus (Debian documentation with edited copies, see
-corpus.py) plus --background random fingerprints.  In `sketched` every document carries its 257-byte sketch
-(random bytes of the sketch format for the background); `plain` has none, as before verification existed.
-Interleaved, document by document:
-- CPU per indexed document: fingerprint(text), then the sketch of its tokens (what fingerprint(text,
-  sketch=True) adds), and datasketch's MinHash (256 permutations, update_batch) of the same shingles;
-- Index latency of one document: with its sketch into `sketched` vs without into `plain`;
-- Query latency, probing with every corpus document: unverified on `plain`, unverified on `sketched` (the
-  bigger fp2docs cells), and verified (min_similarity 0.9) on `sketched`;
-then the on-disk size of both fp2docs tables after a flush.
+Two indexes hold the same --background random fingerprints, each with random sketch bytes of its version's
+format, plus the evaluation corpus (corpus.py: Debian pages with edited copies) fingerprinted and sketched
+by each version.  Interleaved, document by document:
+- CPU per document: fingerprint + sketch under each version;
+- Query latency: every corpus document asks its own index a verified query at its version's default floor
+  (v3 0.9, v4 0.75), the two versions alternating, each first in turn; also an unverified query of each;
+then the fp2docs table's bytes per document on disk after a flush, for each.
 
-    make bench-verify            # or: .venv/bin/python benchmarks/bench_verify.py
+    make bench-verify            # or: .venv/bin/python benchmarks/bench_verify.py --background 1000000
 """
 
 from __future__ import annotations
@@ -28,150 +26,116 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import percentile
 from corpus import load_corpus
-from datasketch import MinHash
 
 from simhash_deploy import LocalHBase
 from simhash_schema import apply_schema, connect, index_tables
-from simhash_server.fingerprint import Fingerprint, fingerprint
-from simhash_server.fingerprint.normalize import normalize
-from simhash_server.fingerprint.sketch import SKETCH_BINS, SKETCH_FORMAT, sketch
-from simhash_server.fingerprint.tokens import tokenize
+from simhash_server.fingerprint import V3, V4, fingerprint, recipe_of, short_name
 from simhash_server.index.model import Document
 from simhash_server.index.store import IndexStore, StoreConfig
 
+VERSIONS = (V3, V4)
 
-def open_store(prefix: str, args: argparse.Namespace) -> IndexStore:
-    tables = index_tables(prefix, drawer_regions=2)
+
+def open_store(prefix: str, args: argparse.Namespace, version: str) -> IndexStore:
+    tables = index_tables(prefix)
     client = connect(args.host, args.thrift2_port)
     apply_schema(client, tables)
     client.close()
-    config = StoreConfig(args.host, args.thrift_port, args.thrift2_port, prefix, pool_size=16)
+    config = StoreConfig(
+        args.host, args.thrift_port, args.thrift2_port, prefix, pool_size=16, fingerprint_version=version
+    )
     store = IndexStore(config, tables)
     store.open()
     return store
 
 
-def ms(values: list[float], q: float) -> str:
-    return f"{percentile(values, q) * 1e3:.2f}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--background", type=int, default=100_000, help="Random fingerprints besides the corpus.")
-    parser.add_argument("--index-samples", type=int, default=500)
+    parser.add_argument("--background", type=int, default=1_000_000, help="Random fingerprints besides the corpus.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--thrift-port", type=int, default=9090)
     parser.add_argument("--thrift2-port", type=int, default=9091)
     args = parser.parse_args()
     run = f"{os.getpid()}"
-    sketched, plain = open_store(f"bench_v{run}_sk", args), open_store(f"bench_v{run}_plain", args)
+    stores = {v: open_store(f"bench_v{run}_{short_name(v)}", args, v) for v in VERSIONS}
     docs = load_corpus(600)
     rng = np.random.default_rng(7)
 
-    cpu: dict[str, list[float]] = {"fingerprint": [], "our sketch": [], "datasketch MinHash(256)": []}
-    made = []
+    cpu: dict[str, list[float]] = {v: [] for v in VERSIONS}
+    made: dict[str, list] = {v: [] for v in VERSIONS}
     for d in docs:
-        began = time.perf_counter()
-        fp = fingerprint(d.text)
-        cpu["fingerprint"].append(time.perf_counter() - began)
-        tokens = tokenize(normalize(d.text))
-        began = time.perf_counter()
-        made.append(Fingerprint(fp.value, fp.features, sketch(tokens)))
-        cpu["our sketch"].append(time.perf_counter() - began)
-        began = time.perf_counter()
-        shingles = ["\x1f".join(tokens[i : i + 3]).encode() for i in range(max(len(tokens) - 2, 1))]
-        MinHash(num_perm=SKETCH_BINS).update_batch(shingles)
-        cpu["datasketch MinHash(256)"].append(time.perf_counter() - began)
+        for v in VERSIONS:
+            began = time.perf_counter()
+            made[v].append(fingerprint(d.text, v, sketch=True))
+            cpu[v].append(time.perf_counter() - began)
     print(f"corpus: {len(docs)} documents, mean {np.mean([len(d.text) for d in docs]):.0f} characters", flush=True)
 
     background = rng.integers(0, 2**64, size=args.background, dtype=np.uint64)
-    noise = rng.integers(0, 256, size=(args.background, SKETCH_BINS), dtype=np.uint8)
-    for start in range(0, args.background, 5000):
-        stop = min(start + 5000, args.background)
-        ids = [f"bg{i}" for i in range(start, stop)]
-        sketched.index_many(
-            Document(i, int(fp), bytes([SKETCH_FORMAT]) + n.tobytes())
-            for i, fp, n in zip(ids, background[start:stop], noise[start:stop], strict=True)
-        )
-        plain.index_many(zip(ids, (int(fp) for fp in background[start:stop]), strict=True))
-    print(f"loaded {args.background:,} background fingerprints into both", flush=True)
+    for v, store in stores.items():
+        form = recipe_of(v).sketch
+        for start in range(0, args.background, 5000):
+            stop = min(start + 5000, args.background)
+            noise = rng.integers(0, 256, size=(stop - start, form.size - form.header), dtype=np.uint8)
+            head = made[v][0].sketch[: form.header]  # a real header: the format byte (and a count)
+            store.index_many(
+                Document(f"bg{i}", int(fp), head + n.tobytes())
+                for i, fp, n in zip(range(start, stop), background[start:stop], noise, strict=True)
+            )
+        store.index_many(Document(d.id, fp.value, fp.sketch) for d, fp in zip(docs, made[v], strict=True))
+        print(f"loaded {args.background:,} background fingerprints and the corpus into {short_name(v)}", flush=True)
 
-    index = {"plain: Index without sketch": [], "sketched: Index with sketch": []}
-    for n, (d, fp) in enumerate(zip(docs, made, strict=True)):
-        if n < args.index_samples:
+    paths = [(v, verified) for v in VERSIONS for verified in (True, False)]
+    query: dict[tuple[str, bool], list[float]] = {p: [] for p in paths}
+    hits: dict[tuple[str, bool], list[int]] = {p: [] for p in paths}
+    for n in range(min(200, len(docs))):  # warm-up: JIT and block cache
+        for v in VERSIONS:
+            stores[v].query_verified(made[v][n].value, made[v][n].sketch, recipe_of(v).dedup_floor)
+    for n in range(len(docs)):
+        order = paths if n % 2 else paths[::-1]
+        for v, verified in order:
+            fp, store = made[v][n], stores[v]
             began = time.perf_counter()
-            plain.index_many([(d.id, fp.value)])
-            index["plain: Index without sketch"].append(time.perf_counter() - began)
-            began = time.perf_counter()
-            sketched.index_many([Document(d.id, fp.value, fp.sketch)])
-            index["sketched: Index with sketch"].append(time.perf_counter() - began)
-        else:
-            plain.index_many([(d.id, fp.value)])
-            sketched.index_many([Document(d.id, fp.value, fp.sketch)])
-
-    paths = ["plain: unverified", "sketched: unverified", "sketched: verified (0.9)"]
-    query: dict[str, list[float]] = {p: [] for p in paths}
-    hits: dict[str, list[int]] = {p: [] for p in paths}
-    below = []
-    for fp in made[:200]:  # warm-up: JIT and block cache
-        sketched.query_verified(fp.value, fp.sketch, 0.9)
-        plain.query(fp.value)
-    for fp in made:
-        for path in paths:
-            began = time.perf_counter()
-            if path.startswith("plain"):
-                found = plain.query(fp.value)
-            elif "unverified" in path:
-                found = sketched.query(fp.value)
+            if verified:
+                found = store.query_verified(fp.value, fp.sketch, recipe_of(v).dedup_floor).hits
             else:
-                answer = sketched.query_verified(fp.value, fp.sketch, 0.9)
-                found = answer.hits
-                below.append(answer.below_floor)
-            query[path].append(time.perf_counter() - began)
-            hits[path].append(len(found))
+                found = store.query(fp.value)
+            query[(v, verified)].append(time.perf_counter() - began)
+            hits[(v, verified)].append(len(found))
 
-    tables = [t.tables.fp2docs.name for t in (plain, sketched)]
+    tables = [stores[v].tables.fp2docs.name for v in VERSIONS]
     local = LocalHBase()
     local.flush(tables)
-    time.sleep(5)
+    time.sleep(5)  # the flushed files reach their final size
     sizes = {name: local.table_bytes(name) for name in tables}
     rows = len(docs) + args.background
     conn = happybase.Connection(args.host, args.thrift_port, timeout=60_000)
-    for store in (plain, sketched):
+    for store in stores.values():
         store.close()
         for spec in store.tables.all():
             conn.delete_table(spec.name, disable=True)
     conn.close()
 
     print()
-    print("| step | p50 ms | p99 ms | mean ms |")
-    print("|---|---|---|---|")
-    for name, values in {**cpu, **index}.items():
-        print(f"| {name} | {ms(values, 0.5)} | {ms(values, 0.99)} | {np.mean(values) * 1e3:.2f} |")
-    print()
-    print("| query path | p50 ms | p99 ms | mean hits |")
-    print("|---|---|---|---|")
-    for path in paths:
-        print(f"| {path} | {ms(query[path], 0.5)} | {ms(query[path], 0.99)} | {np.mean(hits[path]):.2f} |")
-    print()
-    fp_mean, sketch_mean = np.mean(cpu["fingerprint"]), np.mean(cpu["our sketch"])
     print(
-        f"sketch CPU per document: mean {sketch_mean * 1e6:.0f} us, {sketch_mean / fp_mean:.2f} x fingerprint's; "
-        f"datasketch MinHash(256) / our sketch, means: {np.mean(cpu['datasketch MinHash(256)']) / sketch_mean:.1f}"
+        "| version | fingerprint + sketch, µs per document (mean) | verified query p50 / p99 ms | unverified "
+        "p50 / p99 ms | mean hits, verified | fp2docs bytes per document |"
     )
-    index_p50 = {name: percentile(values, 0.5) for name, values in index.items()}
+    print("|---|---|---|---|---|---|")
+    for v, name in zip(VERSIONS, tables, strict=True):
+        ver, unv = query[(v, True)], query[(v, False)]
+        print(
+            f"| {short_name(v)} | {np.mean(cpu[v]) * 1e6:.0f} | {percentile(ver, 0.5) * 1e3:.2f} / "
+            f"{percentile(ver, 0.99) * 1e3:.2f} | {percentile(unv, 0.5) * 1e3:.2f} / {percentile(unv, 0.99) * 1e3:.2f} "
+            f"| {np.mean(hits[(v, True)]):.2f} | {sizes[name] / rows:.1f} |"
+        )
+    a, b = VERSIONS
+    for verified in (True, False):
+        ratio = percentile(query[(b, verified)], 0.5) / percentile(query[(a, verified)], 0.5)
+        ratio99 = percentile(query[(b, verified)], 0.99) / percentile(query[(a, verified)], 0.99)
+        kind = "verified" if verified else "unverified"
+        print(f"{short_name(b)} / {short_name(a)}, {kind} query: p50 {ratio:.2f}x, p99 {ratio99:.2f}x")
     print(
-        "Index with sketch / without, p50: "
-        f"{index_p50['sketched: Index with sketch'] / index_p50['plain: Index without sketch']:.2f}"
-    )
-    base = percentile(query["plain: unverified"], 0.5)
-    for path in paths[1:]:
-        print(f"{path} / plain: unverified, p50: {percentile(query[path], 0.5) / base:.2f}")
-    print(f"verified queries: mean {np.mean(below):.2f} candidates below the floor")
-    plain_bytes, sketched_bytes = sizes[tables[0]], sizes[tables[1]]
-    print(
-        f"fp2docs on disk after flush: plain {plain_bytes / rows:.1f} bytes/document, "
-        f"sketched {sketched_bytes / rows:.1f} bytes/document ({rows:,} documents)"
+        f"{short_name(b)} / {short_name(a)}, documents/s fingerprint + sketch: {np.mean(cpu[a]) / np.mean(cpu[b]):.2f}x"
     )
 
 

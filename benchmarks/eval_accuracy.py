@@ -352,7 +352,7 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if args.half == "report":
-        DOC.write_text(ACCURACY_DOC.format(tables=text), encoding="utf-8")
+        DOC.write_text(ACCURACY_DOC.format(tables=text, classes=classes_table()), encoding="utf-8")
         print(f"wrote {DOC.relative_to(ROOT)}")
 
 
@@ -394,6 +394,30 @@ def floors_table(results, all_pairs, floors: list[float]) -> str:
     )
 
 
+MADE_AS = {
+    "P1": "the page inside another site's header, nav and footer (7-28% of the copy: menus, bylines, related "
+    "articles with snippets of other pages, tags, licence lines, drawn afresh per pair)",
+    "P1x": "the page in two different site templates",
+    "P2": "light edits: typos, changed numbers or dates, a sentence added or removed (<= 5% of the characters)",
+    "P3a": "format noise: punctuation width, indents, blank lines, CRLF, `&amp;` `&lt;` `&gt;`, tags left in",
+    "P3b": "`&nbsp;` (or `&#160;`, `&ensp;`) indents and blank lines",
+    "P3c": "invisible characters: zero-width space and joiners, BOM, soft hyphen",
+    "P4": "traditional against simplified characters, by OpenCC (s2t, s2tw, s2hk, s2twp; t2s, tw2s, tw2sp)",
+    "P5": "a truncated republication: the first 50-80%",
+    "P6": "paragraphs moved",
+    "P7": "a mirror with its links stripped",
+    "N1": "two different pages in one template",
+    "N2": "an older revision: 30-50% of the page's text replaced by other text of its manual",
+    "N3": "the most alike other page of the same manual",
+    "N4": "the page, and another page quoting 10-25% of it",
+}
+
+
+def classes_table() -> str:
+    rows = [[kind, made, "same" if kind in SAME else "different"] for kind, made in MADE_AS.items()]
+    return table(["class", "made as", "a reader says"], rows)
+
+
 ACCURACY_DOC = """# Accuracy: near-duplicates as a reader labels them
 
 Made by `make eval` (`benchmarks/eval_accuracy.py`), from the pairs of `benchmarks/pairs.py`: whole pages of
@@ -404,22 +428,7 @@ copy made the way near-duplicates arise on the web.
 site's template (median word 3-shingle Jaccard 0.8) a different document and an older revision with a third
 rewritten (up to 0.45) almost a copy; the "Jaccard" rows below are only a second view, to show why.
 
-| class | made as | a reader says |
-|---|---|---|
-| P1 | the page inside another site's header, nav and footer (7-28% of the copy; menus, bylines, related articles with snippets of other pages, tags, licence lines, drawn afresh per pair) | same |
-| P1x | the page in two different site templates | same |
-| P2 | light edits: typos, changed numbers or dates, a sentence added or removed (<= 5% of the characters) | same |
-| P3a | format noise: punctuation width, indents, blank lines, CRLF, `&amp;` `&lt;` `&gt;`, tags left in | same |
-| P3b | `&nbsp;` (or `&#160;`, `&ensp;`) indents and blank lines | same |
-| P3c | invisible characters: zero-width space and joiners, BOM, soft hyphen | same |
-| P4 | traditional against simplified characters, converted by OpenCC (s2t, s2tw, s2hk, s2twp; t2s, tw2s, tw2sp) | same |
-| P5 | a truncated republication: the first 50-80% | same |
-| P6 | paragraphs moved | same |
-| P7 | a mirror with its links stripped | same |
-| N1 | two different pages in one template | different |
-| N2 | an older revision: 30-50% of the page's text replaced by other text of its manual | different |
-| N3 | the most alike other page of the same manual | different |
-| N4 | another page quoting 10-25% of this one | different |
+{classes}
 
 Pairs fall in the tuning or the reporting half by their original; v4's floor was chosen on the tuning half and
 everything below is the reporting half.  Decisions: the fingerprints alone within Hamming distance 3 (`k<=3`);

@@ -337,10 +337,14 @@ FLOOR = 0.9
 
 def near_sketch(base: bytes, changed: int, rng: random.Random) -> bytes:
     """``base`` (a stored sketch) with ``changed`` of its value bytes altered: format 1 then estimates
-    (255 - changed) / 255."""
+    (255 - changed) / 255.  A format-3 sketch keeps its header (code and count) but may get another count,
+    so its containment differs from its Jaccard estimate."""
     values = bytearray(base)
-    for i in rng.sample(range(1, len(base)), changed):
+    header = 5 if base[0] == 3 else 1
+    for i in rng.sample(range(header, len(base)), changed):
         values[i] = (values[i] + 1 + rng.randrange(255)) % 256
+    if header == 5:
+        values[1:5] = rng.choice([1000, 1200, 1500, 2600, 5000]).to_bytes(4, "big")
     return bytes(values)
 
 
@@ -351,7 +355,12 @@ def plant_sketched(groups: int, seed: int) -> dict[str, Document]:
     out: dict[str, Document] = {}
     for g in range(groups):
         fp = rng.getrandbits(64)
-        base = bytes([1]) + rng.randbytes(256)
+        # A third of the groups carry v4's counted sketches (format 3, containment), the rest format 1.
+        base = (
+            bytes([3]) + (1000).to_bytes(4, "big") + rng.randbytes(512)
+            if g % 3 == 0
+            else bytes([1]) + rng.randbytes(256)
+        )
         out[f"v{g}-base"] = Document(f"v{g}-base", fp, base)
         for m in range(rng.randint(1, 5)):
             near = flip(fp, rng, rng.randint(0, 3))  # 0: the same fingerprint
@@ -359,7 +368,7 @@ def plant_sketched(groups: int, seed: int) -> dict[str, Document]:
             if kind < 0.1:
                 sketch = b""  # unverifiable
             elif kind < 0.2:
-                sketch = bytes([2]) + rng.randbytes(512)  # format 2: not comparable with format 1
+                sketch = bytes([2]) + rng.randbytes(512)  # format 2: comparable with neither
             else:
                 sketch = near_sketch(base, rng.choice([0, 3, 12, 24, 25, 26, 40, 60]), rng)
             out[f"v{g}-{m}"] = Document(f"v{g}-{m}", near, sketch)
@@ -391,6 +400,8 @@ def test_verified_clusters_link_only_documents_whose_sketches_agree(make_index, 
     assert set(got) == set(want)
     assert all(got[k][0] == want[k][0] and abs(got[k][1] - want[k][1]) < 1e-4 for k in want)
     assert any(d == 0 for d, _ in want.values())  # documents of one fingerprint were verified too
+    counted = [k for k in want if any(documents[doc].sketch[:1] == b"\x03" for doc in k)]
+    assert len(counted) > 20  # containment pairs were compared, and Java scored them as Python does
     assert len(want) > 100
 
     links = [tuple(("doc", doc) for doc in pair) for pair in want]

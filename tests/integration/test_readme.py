@@ -29,7 +29,7 @@ def test_python_example_prints_what_the_readme_says(server) -> None:
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
-        "True False [('article-1', 2)]",
+        "True False [('article-1', 0)]",
         "True article-1",
         "[('article-1', True)]",
     ]

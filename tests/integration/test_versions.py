@@ -1,7 +1,7 @@
 """Fingerprint versions side by side: an index records its recipe and the server answers with it.
 
 An index created with v1 or v2 (as every index made before v3 was) keeps its version's answers under the new
-server; a new index gets v3; asking an existing index for another version is refused.
+server; a new index gets v4; asking an existing index for another version is refused.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 
 from simhash_client import FailedPrecondition, SimHashClient
 from simhash_schema import VersionMismatch, connect, index_tables, read_meta
-from simhash_server.fingerprint import FINGERPRINT_VERSION, V1, V2, V3, fingerprint, recipe_of, short_name
+from simhash_server.fingerprint import FINGERPRINT_VERSION, V1, V2, V3, V4, fingerprint, recipe_of, short_name
 from simhash_server.index.store import IndexStore
 from simhash_server.rpc.server import ServerConfig, SimHashServer
 
@@ -33,9 +33,9 @@ from texts import golden_texts  # noqa: E402
 CLI = str(Path(sys.executable).with_name("simhash-index"))
 
 
-@pytest.fixture(scope="module", params=[V1, V2], ids=short_name)
+@pytest.fixture(scope="module", params=[V1, V2, V3], ids=short_name)
 def old_server(request, make_index) -> Iterator[SimHashServer]:
-    # what `schema apply --fingerprint-version v1` (or v2) makes, as every index before v3 was made
+    # what `schema apply --fingerprint-version v1` (or v2, v3) makes, as every index before v4 was made
     store = make_index(regions=1, fingerprint_version=request.param)
     assert store.meta.fingerprint_version == request.param
     unspecified = replace(store.config, fingerprint_version=None)  # the server is not told: it reads the index
@@ -49,7 +49,7 @@ def test_the_new_server_answers_an_old_index_with_its_version(old_server) -> Non
     texts = golden_texts()
     with SimHashClient(f"127.0.0.1:{old_server.port}", timeout=30) as client:
         version = client.stats().fingerprint_version
-        assert version in (V1, V2)
+        assert version in (V1, V2, V3)
         for name in ("zh-seed0-article", "en-paragraph", "mixed-fullwidth-latin"):
             expected = VECTORS[version]["vectors"][name]
             made = client.fingerprint(texts[name])
@@ -68,19 +68,19 @@ def test_the_new_server_answers_an_old_index_with_its_version(old_server) -> Non
         dedup = client.deduplicate("old-copy", text=copy)  # the default floor, the version's
         assert not dedup.stored and [h.doc_id for h in dedup.hits] == ["old-article"]
         with pytest.raises(FailedPrecondition, match="differs from the index's"):
-            client.query(simhash=1, fingerprint_version=V3)
+            client.query(simhash=1, fingerprint_version=V4)
         paragraph = int(VECTORS[version]["vectors"]["en-paragraph"]["simhash"], 16)
         assert client.query(simhash=paragraph, fingerprint_version=version)
 
 
-def test_a_new_index_gets_v3_and_an_existing_one_keeps_its_version(make_index, hbase) -> None:
+def test_a_new_index_gets_v4_and_an_existing_one_keeps_its_version(make_index, hbase) -> None:
     fresh = make_index(regions=1)
-    assert fresh.meta.fingerprint_version == FINGERPRINT_VERSION == V3
+    assert fresh.meta.fingerprint_version == FINGERPRINT_VERSION == V4
     old = make_index(regions=1, fingerprint_version=V1)
-    asked_v3 = IndexStore(replace(old.config, fingerprint_version=V3), old.tables)
+    asked_v4 = IndexStore(replace(old.config, fingerprint_version=V4), old.tables)
     with pytest.raises(VersionMismatch, match=r"not the .* asked for"):
-        asked_v3.open()
-    asked_v3.close()
+        asked_v4.open()
+    asked_v4.close()
     env = {
         "PATH": str(Path(sys.executable).parent),
         "SIMHASH_HBASE_HOST": hbase.host,
@@ -89,7 +89,7 @@ def test_a_new_index_gets_v3_and_an_existing_one_keeps_its_version(make_index, h
         "SIMHASH_TABLE_PREFIX": old.config.table_prefix,
     }
     refused = subprocess.run(
-        [CLI, "schema", "apply", "--regions", "1", "--fingerprint-version", "v3"],
+        [CLI, "schema", "apply", "--regions", "1", "--fingerprint-version", "v4"],
         env=env,
         capture_output=True,
         text=True,
@@ -102,7 +102,7 @@ def test_a_new_index_gets_v3_and_an_existing_one_keeps_its_version(make_index, h
     assert kept.returncode == 0, kept.stderr
     assert f"fingerprint version: {V1}" in kept.stdout
     text = golden_texts()["zh-seed0-article"]
-    assert len({fingerprint(text, v).value for v in (V1, V2, V3)}) == 3
+    assert len({fingerprint(text, v).value for v in (V1, V2, V3, V4)}) == 4
 
 
 def test_schema_apply_creates_a_v1_index_on_request(hbase, drop) -> None:

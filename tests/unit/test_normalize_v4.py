@@ -56,6 +56,19 @@ def test_a_page_converted_by_opencc_folds_back_to_its_source(config: str) -> Non
     assert distance(fingerprint(converted, V3).value, fingerprint(ARTICLE, V3).value) > 10  # v3 never folded
 
 
+def test_taiwan_phrases_fold_to_the_mainland_s() -> None:
+    from simhash_server.fingerprint.normalize import fold_phrases
+
+    assert fold_phrases(normalize("這個軟體的程式碼存在資料庫裡", form=FOLDED)) == normalize(
+        "这个软件的代码存在数据库里", form=FOLDED
+    )
+    text = "我们用软件和数据库处理信息，程序员写代码。" * 3 + ARTICLE
+    taiwan = OpenCC("s2twp").convert(text)
+    assert "軟體" in taiwan and "資料庫" in taiwan
+    assert distance(fingerprint(taiwan, V4).value, fingerprint(text, V4).value) <= 3
+    assert distance(fingerprint(taiwan, V4_NOFOLD).value, fingerprint(text, V4_NOFOLD).value) > 3
+
+
 def test_the_folding_is_opencc_s_own_and_keeps_the_scripts_apart_when_asked() -> None:
     folding = script_folding()
     assert folding["發"] == "发" and folding["髮"] == "发" and folding["頭"] == "头"

@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use aho_corasick::{AhoCorasick, MatchKind};
 use jieba_rs::Jieba;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -131,6 +132,7 @@ struct Fingerprinter {
     median_idf: i64,
     weights: Option<(i64, i64, i64)>, // unigram, bigram, skip-bigram multiples of IDF; None: recipe v3 or v4
     tiered: bool,                     // recipe v4: 2-shingles within segments, weighted by tier
+    phrases: Option<(AhoCorasick, Vec<String>)>, // v4: Taiwan phrases and their mainland replacements
 }
 
 impl Fingerprinter {
@@ -173,6 +175,14 @@ impl Fingerprinter {
     /// sentence end or a line break; a sentence of 10 tokens or more is tier 0, of 4 or more tier 1, the rest
     /// tier 2.  Each distinct 2-shingle within a segment counts once, at the lowest tier it has.
     fn tiered_minhash(&self, text: &str) -> (u64, Vec<u64>) {
+        let folded;
+        let text = match &self.phrases {
+            Some((automaton, values)) => {
+                folded = automaton.replace_all(text, values);
+                folded.as_str()
+            }
+            None => text,
+        };
         let mut hashes = Vec::new();
         let mut shingles: Vec<(u64, u8)> = Vec::new();
         let mut start = 0;
@@ -250,7 +260,9 @@ impl Fingerprinter {
     /// `weights`: the blend's unigram, bigram and skip-bigram multiples of IDF, or None for recipe v3 (1-bit
     /// MinHash of the word 3-shingles, `minhash.py`) and v4; `tiered`: recipe v4 (`tiered_minhash_bits`).
     #[new]
-    #[pyo3(signature = (classes, idf, median_idf, decompositions, weights, tiered = false))]
+    /// `phrases` (v4): normalised Taiwan phrase -> mainland phrase (`normalize.phrase_folding`), replaced
+    /// leftmost-longest in the normalised text before its segments are cut.
+    #[pyo3(signature = (classes, idf, median_idf, decompositions, weights, tiered = false, phrases = None))]
     fn new(
         classes: &[u8],
         idf: HashMap<String, i64>,
@@ -258,6 +270,7 @@ impl Fingerprinter {
         decompositions: HashMap<char, String>,
         weights: Option<(i64, i64, i64)>,
         tiered: bool,
+        phrases: Option<HashMap<String, String>>,
     ) -> PyResult<Self> {
         if weights.is_some_and(|(u, b, s)| u < 0 || b < 0 || s < 0) {
             return Err(PyValueError::new_err("blend weights must not be negative"));
@@ -284,7 +297,18 @@ impl Fingerprinter {
         for ch in decompositions.keys() {
             classes[*ch as usize] |= DECOMPOSES;
         }
-        Ok(Fingerprinter { jieba: Jieba::new(), classes, decompositions, idf, median_idf, weights, tiered })
+        let phrases = match phrases {
+            Some(table) if !table.is_empty() => {
+                let (keys, values): (Vec<String>, Vec<String>) = table.into_iter().unzip();
+                let automaton = AhoCorasick::builder()
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .build(&keys)
+                    .map_err(|e| PyValueError::new_err(format!("phrase table: {e}")))?;
+                Some((automaton, values))
+            }
+            _ => None,
+        };
+        Ok(Fingerprinter { jieba: Jieba::new(), classes, decompositions, idf, median_idf, weights, tiered, phrases })
     }
 
     /// Each character replaced by its NFKD decomposition, or None when no character has one.

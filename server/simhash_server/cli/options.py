@@ -92,6 +92,6 @@ def version_option(help_text: str) -> Callable[..., Any]:
         default=None,
         envvar="SIMHASH_FINGERPRINT_VERSION",
         callback=_version,
-        metavar="v1|v2|v3",
+        metavar="v1|v2|v3|v4|v4-nofold",
         help=help_text,
     )

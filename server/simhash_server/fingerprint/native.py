@@ -73,7 +73,12 @@ def _build(recipe: str, scripts: bool | None) -> Any | None:
         return None
     idf, median = _idf_table()
     table = _tables()[1] if scripts is None else folded_decompositions(scripts)
-    return simhash_native.Fingerprinter(_tables()[0], idf, median, table, weights, recipe == TIERED_SHINGLES)
+    phrases = None
+    if scripts:
+        from simhash_server.fingerprint.normalize import phrase_folding  # normalize imports this module
+
+        phrases = phrase_folding()
+    return simhash_native.Fingerprinter(_tables()[0], idf, median, table, weights, recipe == TIERED_SHINGLES, phrases)
 
 
 @cache

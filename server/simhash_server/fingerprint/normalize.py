@@ -8,7 +8,8 @@ case folding because folding can produce sequences that NFKC would compose diffe
 Recipe v4 (``FOLDED`` and ``UNFOLDED``) first takes out what web pages leave in plain text (markup.py:
 character references, HTML tags, CRs), then deletes invisible characters and folds traditional and simplified
 Chinese characters to one form (script.py; ``UNFOLDED`` keeps the scripts apart), and after NFKC writes every
-run of digits as one ``0``: a changed number or date is no longer a changed word.
+run of digits as one ``0``: a changed number or date is no longer a changed word.  ``FOLDED`` texts then have
+Taiwan's phrases replaced by the mainland's (``fold_phrases``; in Rust, inside the fingerprint step).
 
 With the Rust extension (native.py), each character is first replaced by its NFKD decomposition (from a table
 of Python's own Unicode database; for v4, of the folded character): NFKC gives the same result on that text,
@@ -25,9 +26,9 @@ from functools import cache
 from simhash_server.fingerprint.features import DEFAULT_RECIPE, TIERED_SHINGLES
 from simhash_server.fingerprint.markup import strip_markup
 from simhash_server.fingerprint.native import fingerprinter
-from simhash_server.fingerprint.script import character_folding
+from simhash_server.fingerprint.script import character_folding, regional_phrases
 
-__all__ = ["FOLDED", "NFKC_CASEFOLD", "NORMALIZATIONS", "UNFOLDED", "normalize"]
+__all__ = ["FOLDED", "NFKC_CASEFOLD", "NORMALIZATIONS", "UNFOLDED", "fold_phrases", "normalize", "phrase_folding"]
 
 NFKC_CASEFOLD = "nfkc-casefold"  # v1-v3
 FOLDED = "markup+invisible+script+nfkc-casefold+digits"  # v4
@@ -56,3 +57,31 @@ def normalize(text: str, native: bool = True, form: str = NFKC_CASEFOLD) -> str:
     text = (rust.decompose(text) or text) if rust is not None else text.translate(_translation(scripts))
     text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
     return _DIGITS.sub("0", text)
+
+
+@cache
+def phrase_folding() -> dict[str, str]:
+    """Taiwan phrase -> mainland phrase, both as FOLDED normalises them (pairs that normalise alike dropped)."""
+
+    def norm(phrase: str) -> str:
+        folded = phrase.translate(_translation(True))
+        return _DIGITS.sub("0", unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", folded).casefold()))
+
+    table: dict[str, str] = {}
+    for taiwan, mainland in regional_phrases():
+        key, value = norm(taiwan), norm(mainland)
+        if key and key != value:
+            table.setdefault(key, value)
+    return table
+
+
+@cache
+def _phrases() -> re.Pattern[str]:
+    return re.compile("|".join(map(re.escape, sorted(phrase_folding(), key=lambda k: (-len(k), k)))))
+
+
+def fold_phrases(normalized: str) -> str:
+    """Every Taiwan phrase of a FOLDED-normalised text replaced by the mainland's, leftmost and longest first
+    (the reference; the extension does the same with an Aho-Corasick automaton)."""
+    table = phrase_folding()
+    return _phrases().sub(lambda m: table[m.group()], normalized)

@@ -5,8 +5,10 @@ each traditional character to its simplified ones (TSCharacters), and traditiona
 and Hong Kong variants and back (TWVariants, HKVariants and their Rev tables).  Taken together, the tables
 link every character with its other forms; each linked group folds to one member, the simplified form most of the group
 maps to.  So a page converted either way, by any of OpenCC's configurations (s2t, s2tw, s2hk, t2s, ...),
-folds to the same characters as its source, whichever of a group's members a conversion chose.  Phrase-level
-vocabulary (Taiwan's 軟體 against 软件) is not folded: those are other words.
+folds to the same characters as its source, whichever of a group's members a conversion chose.  Taiwan's own
+vocabulary (軟體 for 软件, 程式 for 程序) is folded too, phrase by phrase: OpenCC's TWPhrases and TWPhrasesRev
+say which Taiwan phrase a mainland one becomes (s2twp) and back (tw2sp); ``regional_phrases`` lists them as
+(Taiwan, mainland) pairs, and normalize.py replaces every Taiwan phrase by its mainland one, longest first.
 
 The tables come with the ``opencc-purepy`` package (OpenCC's dictionaries as text), pinned: the folding is
 part of every recipe that uses it (versions.py).
@@ -20,7 +22,7 @@ from importlib import resources
 
 from simhash_server.fingerprint.markup import INVISIBLE
 
-__all__ = ["TABLES", "character_folding", "fold_script", "script_folding"]
+__all__ = ["PHRASE_TABLES", "TABLES", "character_folding", "fold_script", "regional_phrases", "script_folding"]
 
 # Simplified <-> traditional, and traditional <-> its Taiwan and Hong Kong variants (s2tw, s2hk).
 TABLES = (
@@ -31,6 +33,22 @@ TABLES = (
     "HKVariants.txt",
     "HKVariantsRev.txt",
 )
+
+
+PHRASE_TABLES = ("TWPhrasesRev.txt", "TWPhrases.txt")  # Taiwan -> mainland, and mainland -> Taiwan
+
+
+def regional_phrases() -> list[tuple[str, str]]:
+    """(Taiwan phrase, mainland phrase) pairs of OpenCC's phrase tables, as written there."""
+    out = []
+    for name in PHRASE_TABLES:
+        text = resources.files("opencc_purepy").joinpath("dicts", name).read_text(encoding="utf-8")
+        for line in text.splitlines():
+            key, _, values = line.partition("\t")
+            first = values.split(" ")[0]
+            if key and first:
+                out.append((key, first) if name == PHRASE_TABLES[0] else (first, key))
+    return out
 
 
 def _pairs(name: str) -> list[tuple[str, list[str]]]:

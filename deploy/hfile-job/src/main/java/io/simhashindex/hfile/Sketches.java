@@ -2,11 +2,14 @@ package io.simhashindex.hfile;
 
 /**
  * The verification sketches stored in fp2docs cells, compared as simhash_server/fingerprint/sketch.py
- * compares them: one format byte, then bins of b bits packed low bits first; the estimate removes the
- * 2^-b chance agreement of unrelated bins.  Sketches of different or unknown formats are not comparable.
+ * compares them: one format byte, for format 3 the document's distinct shingles (4 bytes, big-endian), then
+ * bins of b bits packed low bits first; the Jaccard estimate removes the 2^-b chance agreement of unrelated
+ * bins, and format 3 turns it into containment with the two counts.  Sketches of different or unknown
+ * formats are not comparable.
  */
 final class Sketches {
-  private static final int[][] FORMATS = {null, {256, 8}, {2048, 2}}; // code -> {bins, bits}
+  // code -> {bins, bits, header bytes}
+  private static final int[][] FORMATS = {null, {256, 8, 1}, {2048, 2, 1}, {2048, 2, 5}};
 
   private Sketches() {}
 
@@ -19,7 +22,7 @@ final class Sketches {
       return null;
     }
     int[] form = FORMATS[code];
-    return sketch.length == 1 + form[0] * form[1] / 8 ? form : null;
+    return sketch.length == form[2] + form[0] * form[1] / 8 ? form : null;
   }
 
   static boolean comparable(byte[] a, byte[] b) {
@@ -27,13 +30,37 @@ final class Sketches {
     return form != null && format(b) == form; // one array per format code
   }
 
-  /** Estimated Jaccard similarity of two comparable sketches, as sketch.py's similarity(). */
+  /** sketch.py's similarity(): the estimated Jaccard similarity, or for format 3 containment. */
   static double similarity(byte[] a, byte[] b) {
     int[] form = format(a);
+    double j = jaccard(a, b, form);
+    if (form[2] == 1) {
+      return j;
+    }
+    return containment(j, count(a), count(b));
+  }
+
+  private static long count(byte[] sketch) {
+    return ((sketch[1] & 0xffL) << 24) | ((sketch[2] & 0xffL) << 16) | ((sketch[3] & 0xffL) << 8) | (sketch[4] & 0xffL);
+  }
+
+  /** sketch.py's containment(): the share of the smaller set in the larger, scaled down by twice their ratio
+   *  where the smaller is under half the larger. */
+  static double containment(double j, long a, long b) {
+    long small = Math.min(a, b);
+    long large = Math.max(a, b);
+    if (small == 0) {
+      return large == 0 ? 1.0 : 0.0;
+    }
+    double shared = j * (a + b) / (1 + j);
+    return Math.min(1.0, shared / small) * Math.min(1.0, 2.0 * small / large);
+  }
+
+  private static double jaccard(byte[] a, byte[] b, int[] form) {
     int bits = form[1];
     int mask = (1 << bits) - 1;
     int agree = 0;
-    for (int i = 1; i < a.length; i++) {
+    for (int i = form[2]; i < a.length; i++) {
       int x = a[i] & 0xff;
       int y = b[i] & 0xff;
       for (int k = 0; k < 8; k += bits) {
