@@ -366,7 +366,8 @@ def load_corpus(
     path = cache / f"corpus-{form}{n_edited}-{seed}.jsonl"
     if path.is_file():
         return [Doc(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines()]
-    originals = original_docs(fetch_packages(cache), whole)
+    # zh and en only: the edited corpus predates the traditional pages (pairs.py uses those).
+    originals = [d for d in original_docs(fetch_packages(cache), whole) if d.lang in ("zh", "en")]
     rng = random.Random(seed)
     edited = edited_copies(originals, n_edited, rng, even_lengths=whole)
     docs = originals + edited + realistic_copies(originals, n_realistic, rng)

@@ -57,9 +57,9 @@ def test_a_page_converted_by_opencc_folds_back_to_its_source(config: str) -> Non
 
 
 def test_taiwan_phrases_fold_to_the_mainland_s() -> None:
-    from simhash_server.fingerprint.normalize import fold_phrases
+    from simhash_server.fingerprint.normalize import fold_digits_and_phrases
 
-    assert fold_phrases(normalize("這個軟體的程式碼存在資料庫裡", form=FOLDED)) == normalize(
+    assert fold_digits_and_phrases(normalize("這個軟體的程式碼存在資料庫裡", form=FOLDED), True) == normalize(
         "这个软件的代码存在数据库里", form=FOLDED
     )
     text = "我们用软件和数据库处理信息，程序员写代码。" * 3 + ARTICLE
@@ -89,7 +89,9 @@ def test_entities_invisible_characters_and_numbers_do_not_move_a_v4_fingerprint(
     assert fingerprint(nbsp, V4).value == fingerprint("\n".join(lines), V4).value == fingerprint(ARTICLE, V4).value
     assert fingerprint(hidden, V4).value == fingerprint(ARTICLE, V4).value
     assert fingerprint(dated, V4).value == fingerprint(redated, V4).value
-    assert normalize("版本 2.6.1，共 1,234 项", form=FOLDED) == "版本 0.0.0,共 0,0 项"
+    from simhash_server.fingerprint.normalize import fold_digits_and_phrases
+
+    assert fold_digits_and_phrases(normalize("版本 ２.6.1，共 1,234 项", form=FOLDED), True) == "版本 0.0.0,共 0,0 项"
 
 
 def test_segments_are_tiered_by_how_much_they_read_like_prose() -> None:

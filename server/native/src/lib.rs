@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use jieba_rs::Jieba;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -175,13 +175,27 @@ impl Fingerprinter {
     /// sentence end or a line break; a sentence of 10 tokens or more is tier 0, of 4 or more tier 1, the rest
     /// tier 2.  Each distinct 2-shingle within a segment counts once, at the lowest tier it has.
     fn tiered_minhash(&self, text: &str) -> (u64, Vec<u64>) {
+        // `normalize.fold_digits_and_phrases`: each run of ASCII digits becomes one 0, then the phrases.
+        let mut digits = String::with_capacity(text.len());
+        let mut in_run = false;
+        for ch in text.chars() {
+            if ch.is_ascii_digit() {
+                if !in_run {
+                    digits.push('0');
+                }
+                in_run = true;
+            } else {
+                digits.push(ch);
+                in_run = false;
+            }
+        }
         let folded;
         let text = match &self.phrases {
             Some((automaton, values)) => {
-                folded = automaton.replace_all(text, values);
+                folded = automaton.replace_all(&digits, values);
                 folded.as_str()
             }
-            None => text,
+            None => digits.as_str(),
         };
         let mut hashes = Vec::new();
         let mut shingles: Vec<(u64, u8)> = Vec::new();
@@ -220,15 +234,19 @@ impl Fingerprinter {
         let [a, b, c] = &MINHASH;
         for &(x, tier) in &shingles {
             let (low, high) = (x & 0xFFFF_FFFF, x >> 32);
+            // The tier's handicap, as shift and offset (tier 0: none); one loop body for every tier, so the
+            // loop over the 64 functions stays branch-free.
+            let (keep, shift, offset): (u64, u32, u64) = match tier {
+                0 => (u64::MAX, 63, 0),
+                1 => (0, 3, 1 << 29),
+                _ => (0, 2, 1 << 30),
+            };
             for j in 0..64 {
                 let mixed = low.wrapping_mul(a[j]).wrapping_add(high.wrapping_mul(b[j])).wrapping_add(c[j]);
                 let v = mixed >> 32;
-                let v = match tier {
-                    0 => v,
-                    1 => v - (v >> 3) + (1 << 29),
-                    _ => v - (v >> 2) + (1 << 30),
-                };
-                minima[j] = minima[j].min(v);
+                // tier 0: v (v >> 63 is 0 for v < 2^32, and keep makes the sum v); else v - (v >> s) + offset
+                let raised = v - (v >> shift) + offset;
+                minima[j] = minima[j].min((v & keep) | (raised & !keep));
             }
         }
         (minima.iter().enumerate().fold(0u64, |acc, (j, m)| acc | ((m & 1) << j)), hashes)
@@ -302,6 +320,7 @@ impl Fingerprinter {
                 let (keys, values): (Vec<String>, Vec<String>) = table.into_iter().unzip();
                 let automaton = AhoCorasick::builder()
                     .match_kind(MatchKind::LeftmostLongest)
+                    .kind(Some(AhoCorasickKind::DFA)) // built once per process; the fastest to search
                     .build(&keys)
                     .map_err(|e| PyValueError::new_err(format!("phrase table: {e}")))?;
                 Some((automaton, values))
@@ -353,11 +372,12 @@ impl Fingerprinter {
         let (value, distinct, packed) = py.detach(|| {
             if self.tiered {
                 let (value, hashes) = self.tiered_minhash(normalized);
-                let mut all = if hashes.is_empty() { Vec::new() } else { shingles(&hashes) };
+                let mut all = shingles(&hashes);
+                // The sketch's bins keep minima, so the distinct shingles give the same sketch as all of them.
+                let packed = sketch.map(|(bins, bits)| pack(&bin_minima_of_shingles(&all, bins), bits));
                 all.sort_unstable();
                 all.dedup();
-                let packed = sketch.map(|(bins, bits)| packed_sketch_of(&hashes, bins, bits));
-                return Ok((value, all.len(), packed));
+                return Ok((value, if hashes.is_empty() { 0 } else { all.len() }, packed));
             }
             let tokens = self.tokens(normalized);
             let hashes: Vec<u64> = tokens.iter().map(|t| xxh3_64(t.as_bytes())).collect();
@@ -492,10 +512,14 @@ fn inverse_probe_table(bins: usize) -> Arc<InverseProbes> {
 /// remaining bits of the shingle hashes whose top bits chose it; an empty bin borrows the first filled bin
 /// along its fixed probe sequence, else the next filled bin circularly.  Same numbers as the numpy path.
 fn bin_minima_of(token_hashes: &[u64], bins: usize) -> Vec<u64> {
+    bin_minima_of_shingles(&shingles(token_hashes), bins)
+}
+
+fn bin_minima_of_shingles(shingles: &[u64], bins: usize) -> Vec<u64> {
     let bin_bits = bins.trailing_zeros();
     let low_mask = (1u64 << (64 - bin_bits)) - 1;
     let mut mins = vec![u64::MAX; bins];
-    for shingle in shingles(token_hashes) {
+    for &shingle in shingles {
         let hashed = fmix64(shingle ^ SKETCH_SEED);
         let which = (hashed >> (64 - bin_bits)) as usize;
         mins[which] = mins[which].min(hashed & low_mask);
@@ -577,9 +601,14 @@ fn check_shape(bins: usize, bits: u32) -> PyResult<()> {
 }
 
 fn packed_sketch_of(token_hashes: &[u64], bins: usize, bits: u32) -> Vec<u8> {
+    pack(&bin_minima_of(token_hashes, bins), bits)
+}
+
+/// Bins of `bits` bits packed low bits first, `8 / bits` to a byte (`sketch.sketch_of_hashes`).
+fn pack(minima: &[u64], bits: u32) -> Vec<u8> {
     let per_byte = (8 / bits) as usize;
     let mask = (1u64 << bits) - 1;
-    bin_minima_of(token_hashes, bins)
+    minima
         .chunks_exact(per_byte)
         .map(|group| group.iter().enumerate().fold(0u8, |byte, (k, m)| byte | (((m & mask) as u8) << (k as u32 * bits))))
         .collect()

@@ -7,9 +7,10 @@ case folding because folding can produce sequences that NFKC would compose diffe
 
 Recipe v4 (``FOLDED`` and ``UNFOLDED``) first takes out what web pages leave in plain text (markup.py:
 character references, HTML tags, CRs), then deletes invisible characters and folds traditional and simplified
-Chinese characters to one form (script.py; ``UNFOLDED`` keeps the scripts apart), and after NFKC writes every
-run of digits as one ``0``: a changed number or date is no longer a changed word.  ``FOLDED`` texts then have
-Taiwan's phrases replaced by the mainland's (``fold_phrases``; in Rust, inside the fingerprint step).
+Chinese characters to one form (script.py; ``UNFOLDED`` keeps the scripts apart).  The fingerprint step then
+writes every run of ASCII digits (full-width ones are ASCII after NFKC) as one ``0``, so a changed number or
+date is no longer a changed word, and for ``FOLDED`` replaces Taiwan's phrases by the mainland's
+(``fold_digits_and_phrases``; in Rust, inside the fingerprint step).
 
 With the Rust extension (native.py), each character is first replaced by its NFKD decomposition (from a table
 of Python's own Unicode database; for v4, of the folded character): NFKC gives the same result on that text,
@@ -28,13 +29,21 @@ from simhash_server.fingerprint.markup import strip_markup
 from simhash_server.fingerprint.native import fingerprinter
 from simhash_server.fingerprint.script import character_folding, regional_phrases
 
-__all__ = ["FOLDED", "NFKC_CASEFOLD", "NORMALIZATIONS", "UNFOLDED", "fold_phrases", "normalize", "phrase_folding"]
+__all__ = [
+    "FOLDED",
+    "NFKC_CASEFOLD",
+    "NORMALIZATIONS",
+    "UNFOLDED",
+    "fold_digits_and_phrases",
+    "normalize",
+    "phrase_folding",
+]
 
 NFKC_CASEFOLD = "nfkc-casefold"  # v1-v3
 FOLDED = "markup+invisible+script+nfkc-casefold+digits"  # v4
 UNFOLDED = "markup+invisible+nfkc-casefold+digits"  # v4 with the scripts kept apart
 NORMALIZATIONS = (NFKC_CASEFOLD, FOLDED, UNFOLDED)
-_DIGITS = re.compile(r"\d+")
+_DIGITS = re.compile(r"[0-9]+")
 
 
 @cache
@@ -55,8 +64,7 @@ def normalize(text: str, native: bool = True, form: str = NFKC_CASEFOLD) -> str:
     text = strip_markup(text)
     rust = fingerprinter(TIERED_SHINGLES, scripts) if native else None
     text = (rust.decompose(text) or text) if rust is not None else text.translate(_translation(scripts))
-    text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-    return _DIGITS.sub("0", text)
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
 
 
 @cache
@@ -80,8 +88,12 @@ def _phrases() -> re.Pattern[str]:
     return re.compile("|".join(map(re.escape, sorted(phrase_folding(), key=lambda k: (-len(k), k)))))
 
 
-def fold_phrases(normalized: str) -> str:
-    """Every Taiwan phrase of a FOLDED-normalised text replaced by the mainland's, leftmost and longest first
-    (the reference; the extension does the same with an Aho-Corasick automaton)."""
+def fold_digits_and_phrases(normalized: str, phrases: bool) -> str:
+    """Recipe v4's last folding, of a normalised text: every run of ASCII digits as ``0``, then (``phrases``,
+    for FOLDED) every Taiwan phrase replaced by the mainland's, leftmost and longest first.  The reference:
+    the extension does the same in its fingerprint step, the phrases with an Aho-Corasick automaton."""
+    text = _DIGITS.sub("0", normalized)
+    if not phrases:
+        return text
     table = phrase_folding()
-    return _phrases().sub(lambda m: table[m.group()], normalized)
+    return _phrases().sub(lambda m: table[m.group()], text)

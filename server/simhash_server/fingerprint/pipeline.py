@@ -21,7 +21,7 @@ from simhash_server.fingerprint.features import (
 from simhash_server.fingerprint.hexform import to_hex
 from simhash_server.fingerprint.minhash import shingle_minhash, tiered_minhash_bits
 from simhash_server.fingerprint.native import fingerprinter
-from simhash_server.fingerprint.normalize import FOLDED, fold_phrases, normalize
+from simhash_server.fingerprint.normalize import FOLDED, fold_digits_and_phrases, normalize
 from simhash_server.fingerprint.sentences import segments
 from simhash_server.fingerprint.simhash import simhash
 from simhash_server.fingerprint.sketch import distinct_shingle_count, header_of, sketch_of_hashes
@@ -56,7 +56,7 @@ def fingerprint(
         value, distinct, packed = rust.fingerprint(normalized, shape)
         return Fingerprint(value, distinct, header_of(recipe.sketch, distinct) + packed if sketch else b"")
     if recipe.features == TIERED_SHINGLES:
-        parts = segments(fold_phrases(normalized) if scripts else normalized)
+        parts = segments(fold_digits_and_phrases(normalized, bool(scripts)))
         hashes = token_hashes([token for tokens, _ in parts for token in tokens])
         distinct = distinct_shingle_count(hashes)
         made = sketch_of_hashes(hashes, recipe.sketch, native=False, distinct=distinct) if sketch else b""
