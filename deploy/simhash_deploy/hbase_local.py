@@ -180,7 +180,7 @@ GARBAGE_COLLECTORS = {"G1": "-XX:+UseG1GC", "ZGC": "-XX:+UseZGC", "Shenandoah": 
 JIT_FLAGS = ["-XX:CompileThresholdScaling=0.25"]
 # The region server's compaction throughput bounds (bytes/s).  HBase picks a rate between them by compaction
 # pressure, 50-100 MiB/s by default: more than two cores compact, so a compaction takes the cores queries need.
-# The launcher sets both to COMPACTION_MIB_PER_S: bench-compaction, at 10^8 after chunked loads, client p99
+# The launcher sets both to COMPACTION_MIB_PER_S (docs/decisions.md): at 10^8 after chunked loads, client p99
 # 8.41 and 7.26 ms at 10 MiB/s against 15.09 and 16.39 ms at HBase's limit, two runs (docs/benchmarks.md).
 COMPACTION_BOUNDS = (
     "hbase.hstore.compaction.throughput.lower.bound",

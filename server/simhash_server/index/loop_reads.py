@@ -4,7 +4,7 @@ serve's handlers run on one event loop.  Handing a batch of queries to a thread 
 two thread wake-ups and a contended GIL each time.  Here the drawer scans and the fp2docs read are written
 to the gateway on this loop's own connections, and their replies decoded as they arrive: the steps are
 nearby.py's and scans.py's, only the I/O differs.  At 16 callers 1.01-1.12x the calls/s and 0.85-0.94x
-serve's CPU per query of reads in a thread; at one caller the same (docs/benchmarks.md, bench-reads).
+serve's CPU per query of reads in a thread; at one caller the same (docs/decisions.md).
 
 Only the common path runs here.  Whatever is rare (region boundaries a minute old, a scan longer than a
 page, any error) goes to IndexStore.near_many in a thread, whose calls retry on fresh connections.
@@ -57,7 +57,7 @@ class _Connection:
         decode that runs out of them is tried again later.  A drawer scan's or a get's reply is a few
         hundred bytes: one read, one decode.  A long one (a fingerprint's thousands of documents) comes in
         many reads, and decoding it afresh after each costs the loop time quadratic in its length (4.2 MB
-        in 8 KB reads: 23-33 s, against 0.1 s for one decode; docs/benchmarks.md, bench-reply).  So it
+        in 8 KB reads: 23-33 s, against 0.1 s for one decode; docs/decisions.md).  So it
         is tried again once its bytes have doubled (0.3 s), or when no more come for a moment; and never
         before they end with a struct's stop byte (0), as a whole reply does."""
         data, tried = bytearray(), 0  # tried: the length of the last decode that ran out of bytes

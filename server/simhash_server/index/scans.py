@@ -5,7 +5,7 @@ The prefixes of every fingerprint in a batch are grouped by the region holding t
 by one scan (a MultiRowRangeFilter over its prefixes, keys only): as many Thrift calls as regions touched,
 however many fingerprints.  One thread writes every scan's request, each on a connection of its own, then
 reads the replies: the gateway runs them in parallel, and this process hands nothing between threads (against
-a thread per scan: CPU per call 0.55x, p50 0.83x; docs/benchmarks.md, bench-scans); serve's event loop
+a thread per scan: CPU per call 0.55x, p50 0.83x; docs/decisions.md); serve's event loop
 reads the same scans with asyncio (loop_reads.py).  Region boundaries are a cached hint: a stale one costs
 speed, never a row.
 """
