@@ -295,13 +295,9 @@ def _chunks(items: list, size: int) -> Iterable[list]:
 
 
 # -- report ---------------------------------------------------------------------------------------------
-def cell(kind: str, value: float) -> str:
-    return f"{value:.2f}"
-
-
 def class_table(results: dict[str, dict[str, dict[str, float]]], names: list[str], lang: str) -> str:
     kinds = [k for k in CLASSES if k in results[names[0]][lang]]
-    rows = [[name, *(cell(k, results[name][lang].get(k, float("nan"))) for k in kinds)] for name in names]
+    rows = [[name, *(f"{results[name][lang].get(k, float('nan')):.2f}" for k in kinds)] for name in names]
     return table(["decision", *(f"{k}{' (FP)' if k not in SAME else ''}" for k in kinds)], rows)
 
 
