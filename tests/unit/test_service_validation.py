@@ -40,54 +40,77 @@ def _violation(call) -> InvalidArgument:
 
 
 @pytest.mark.parametrize(
-    ("request_", "verified", "field", "message"),
+    ("request_", "field", "message"),
     [
-        (pb.QueryRequest(simhash=1, max_distance=4), False, "max_distance", "max_distance must be 0..3, got 4"),
-        (pb.QueryRequest(text="x", max_distance=9), True, "max_distance", "0..8 with min_similarity, got 9"),
-        (pb.QueryRequest(simhash=1, limit=51), False, "limit", "limit is 51, over the maximum of 50"),
+        (pb.QueryRequest(simhash=1, max_distance=4), "max_distance", "max_distance must be 0..3, got 4"),
+        (
+            pb.QueryRequest(text="x", max_distance=9, min_similarity=0.5),
+            "max_distance",
+            "0..8 with min_similarity, got 9",
+        ),
+        (pb.QueryRequest(simhash=1, limit=51), "limit", "limit is 51, over the maximum of 50"),
+        (pb.QueryRequest(text="x", simhash=1), "text", "give either text or simhash, not both"),
+        (pb.QueryRequest(), "text", "text or simhash is required"),
+        (pb.QueryRequest(text="字" * 40), "text", "120 bytes, over the limit of 100"),
+        (pb.QueryRequest(simhash=1, min_similarity=0.9), "min_similarity", "needs text"),
+        (pb.DeduplicateRequest(doc_id="", simhash=1), "doc_id", "doc_id is empty"),
     ],
 )
-def test_distance_and_limit(service, request_, verified, field, message) -> None:
-    error = _violation(lambda: service._distance_and_limit(request_, verified))
+def test_each_bad_field_is_named(service, request_, field: str, message: str) -> None:
+    error = _violation(lambda: service._checked(request_, needs_id=isinstance(request_, pb.DeduplicateRequest)))
     assert error.field == field and message in str(error)
+    assert error.violations == ((field, error.description),)
+
+
+def test_every_bad_field_of_a_request_is_named_at_once(service) -> None:
+    request = pb.DeduplicateRequest(doc_id="", text="x", simhash=1, min_similarity=2.0, max_distance=99, limit=51)
+    error = _violation(lambda: service._checked(request, needs_id=True))
+    assert [field for field, _ in error.violations] == ["doc_id", "text", "min_similarity", "max_distance", "limit"]
+    ((_, value),) = _bad_request(error)
+    bad = error_details_pb2.BadRequest()
+    assert status_pb2.Status.FromString(value).details[0].Unpack(bad)
+    assert [v.field for v in bad.field_violations] == ["doc_id", "text", "min_similarity", "max_distance", "limit"]
 
 
 def test_defaults_are_the_exact_and_the_verified_reach(service) -> None:
-    assert service._distance_and_limit(pb.QueryRequest(simhash=1)) == (3, service.limits.default_limit)
-    assert service._distance_and_limit(pb.QueryRequest(text="x"), verified=True)[0] == 8
-    assert service._distance_and_limit(pb.QueryRequest(simhash=1, max_distance=0, limit=7)) == (0, 7)
+    exact = service._checked(pb.QueryRequest(simhash=1))
+    assert (exact.max_distance, exact.limit, exact.verified) == (3, service.limits.default_limit, False)
+    assert service._checked(pb.QueryRequest(text="x", min_similarity=0.5)).max_distance == 8
+    given = service._checked(pb.QueryRequest(simhash=1, max_distance=0, limit=7))
+    assert (given.max_distance, given.limit) == (0, 7)
+
+
+def test_deduplicate_verifies_a_text_at_the_recipe_floor(service) -> None:
+    floor = service.index.recipe.dedup_floor
+    assert (
+        service._checked(pb.DeduplicateRequest(doc_id="d", text="x"), needs_id=True, default_floor=floor).min_similarity
+        == floor
+    )
+    by_fp = service._checked(pb.DeduplicateRequest(doc_id="d", simhash=1), needs_id=True, default_floor=floor)
+    assert by_fp.min_similarity is None and by_fp.max_distance == 3
+    named = service._checked(pb.DeduplicateRequest(doc_id="d", text="x", min_similarity=0.5), default_floor=floor)
+    assert named.min_similarity == 0.5
 
 
 @pytest.mark.parametrize("floor", [-0.1, 1.01, math.nan, math.inf])
 def test_min_similarity_outside_0_1_is_refused(service, floor: float) -> None:
-    error = _violation(lambda: service._min_similarity(pb.QueryRequest(text="x", min_similarity=floor)))
+    error = _violation(lambda: service._checked(pb.QueryRequest(text="x", min_similarity=floor)))
     assert error.field == "min_similarity"
 
 
-def test_min_similarity_needs_text(service) -> None:
-    assert service._min_similarity(pb.QueryRequest(text="x")) is None
-    assert service._min_similarity(pb.QueryRequest(text="x", min_similarity=0.9)) == pytest.approx(0.9)
-    error = _violation(lambda: service._min_similarity(pb.QueryRequest(simhash=1, min_similarity=0.9)))
-    assert "needs text" in str(error)
-
-
-def test_text_or_simhash_exactly_one(service) -> None:
-    assert _violation(lambda: service._document_of(pb.QueryRequest(text="x", simhash=1))).field == "text"
-    assert _violation(lambda: service._document_of(pb.QueryRequest())).field == "text"
-    assert service._document_of(pb.QueryRequest(simhash=7)) == (7, 0, b"")
+def test_a_query_is_fingerprinted_once_checked(service) -> None:
+    assert service._document_of(service._checked(pb.QueryRequest(simhash=7))) == (7, 0, b"")
     fp = fingerprint("近似重复检测", sketch=True)
-    assert service._document_of(pb.QueryRequest(text="近似重复检测")) == (fp.value, fp.features, fp.sketch)
+    checked = service._checked(pb.QueryRequest(text="近似重复检测"))
+    assert service._document_of(checked) == (fp.value, fp.features, fp.sketch)
 
 
 def test_a_fingerprint_of_another_version_is_a_precondition_failure(service) -> None:
+    other = service._checked(pb.IndexRequest(doc_id="d", simhash=1, fingerprint_version="simhash64/other/r9"))
     with pytest.raises(VersionMismatch, match="differs from the index's"):
-        service._document_of(pb.IndexRequest(doc_id="d", simhash=1, fingerprint_version="simhash64/other/r9"))
-    assert service._document_of(pb.IndexRequest(doc_id="d", simhash=1, fingerprint_version=FINGERPRINT_VERSION))[0] == 1
-
-
-def test_text_over_the_limit_names_it(service) -> None:
-    error = _violation(lambda: service._document_of(pb.QueryRequest(text="字" * 40)))
-    assert error.field == "text" and "120 bytes, over the limit of 100" in str(error)
+        service._document_of(other)
+    same = service._checked(pb.IndexRequest(doc_id="d", simhash=1, fingerprint_version=FINGERPRINT_VERSION))
+    assert service._document_of(same)[0] == 1
 
 
 def test_a_batch_rejects_bad_items_alone_naming_their_path(service) -> None:
@@ -141,7 +164,9 @@ def test_a_field_violation_travels_as_a_bad_request_detail() -> None:
 def test_texts_are_fingerprinted_with_the_index_recipe(service) -> None:
     service.index.recipe = VERSIONS[V1]  # an index created before v2
     fp = fingerprint("近似重复检测", V1, sketch=True)
-    assert service._document_of(pb.QueryRequest(text="近似重复检测")) == (fp.value, fp.features, fp.sketch)
+    checked = service._checked(pb.QueryRequest(text="近似重复检测"))
+    assert service._document_of(checked) == (fp.value, fp.features, fp.sketch)
     assert fp.value != fingerprint("近似重复检测").value
+    newer = service._checked(pb.IndexRequest(doc_id="d", simhash=1, fingerprint_version=FINGERPRINT_VERSION))
     with pytest.raises(VersionMismatch, match="differs from the index's"):
-        service._document_of(pb.IndexRequest(doc_id="d", simhash=1, fingerprint_version=FINGERPRINT_VERSION))
+        service._document_of(newer)

@@ -29,12 +29,25 @@ class Rejected(StoreError):
 
 
 class InvalidArgument(StoreError, ValueError):
-    """A field of a request is wrong.  ``field`` names it; the message says what is wrong and names it too."""
+    """A field of a request is wrong.  ``field`` names it; the message says what is wrong and names it too.
+
+    ``violations`` holds every (field, description) of the request when more than one field is wrong.
+    """
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(message)
         self.field = field
         self.description = message
+        self.violations: tuple[tuple[str, str], ...] = ((field, message),)
+
+    @classmethod
+    def together(cls, problems: list[InvalidArgument]) -> InvalidArgument:
+        """One error carrying every violation of ``problems`` (named after the first)."""
+        if len(problems) == 1:
+            return problems[0]
+        joined = cls(problems[0].field, "; ".join(p.description for p in problems))
+        joined.violations = tuple(v for p in problems for v in p.violations)
+        return joined
 
     def renamed(self, field: str) -> InvalidArgument:
         """The same violation reported for the field at a request's path (``documents[3].doc_id``)."""

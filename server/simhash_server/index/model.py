@@ -1,7 +1,7 @@
 """The index's values and rules, with no HBase: documents, hits, request checks, ranking and verification.
 
-Every check a request goes through lives here once; the gRPC service, the store and bulk load all call
-these.  A failed check raises InvalidArgument naming the field.
+Every field check lives here once: the store and bulk load call them, and request.py runs a whole call's in
+one pass for the gRPC service.  A failed check raises InvalidArgument naming the field.
 """
 
 from __future__ import annotations

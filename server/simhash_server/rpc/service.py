@@ -30,13 +30,11 @@ from simhash_server.index.errors import DeadlineExceeded, InvalidArgument, Unava
 from simhash_server.index.gc import GcReport, OrphanEstimate
 from simhash_server.index.model import (
     MAX_DISTANCE,
-    VERIFY_MAX_DISTANCE,
     Document,
     Hit,
     check_doc_id,
-    check_max_distance,
-    check_min_similarity,
 )
+from simhash_server.index.request import Request, check_request
 from simhash_server.rpc.limits import Limits
 from simhash_server.rpc.status import NotFound, abort
 
@@ -96,6 +94,13 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         return self.index.recipe.version
 
     # -- validation --------------------------------------------------------------------------------------
+    def _checked(
+        self, request: Any, *, needs_id: bool = False, default_floor: float | None = None, prefix: str = ""
+    ) -> Request:
+        """The call's fields checked in one pass (index/request.py): every bad field is named at once."""
+        fields = {field.name: value for field, value in request.ListFields()}
+        return check_request(fields, self.limits, needs_id=needs_id, default_floor=default_floor, prefix=prefix)
+
     def _text(self, text: str, field: str = "text") -> str:
         size = len(text.encode("utf-8"))
         if size > self.limits.max_text_bytes:
@@ -112,24 +117,20 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
             raise exc.renamed(field) from None
         return doc_id
 
-    def _document_of(self, request: Any, prefix: str = "", sketch: bool = True) -> tuple[int, int, bytes]:
-        """(fingerprint, features, sketch) from a request's text or simhash: exactly one must be given.
+    def _document_of(self, request: Request, prefix: str = "", sketch: bool = True) -> tuple[int, int, bytes]:
+        """(fingerprint, features, sketch) of a checked request's text or fingerprint.
 
         The sketch is empty for a fingerprint (it cannot be made without the text) and when not asked for."""
-        has_text, has_fp = request.HasField("text"), request.HasField("simhash")
-        if has_text and has_fp:
-            raise InvalidArgument(prefix + "text", f"give either {prefix}text or {prefix}simhash, not both")
-        if not has_text and not has_fp:
-            raise InvalidArgument(prefix + "text", f"{prefix}text or {prefix}simhash is required")
-        if has_fp:
+        if request.text is None:
             version = request.fingerprint_version
             if version and version != self._version:
                 raise VersionMismatch(
                     f"{prefix}fingerprint_version {version!r} differs from the index's {self._version!r}; "
                     "fingerprints of different recipes do not compare"
                 )
-            return request.simhash, 0, b""
-        fp = fingerprint(self._text(request.text, prefix + "text"), self._version, sketch=sketch)
+            assert request.fingerprint is not None  # check_request gives exactly one of the two
+            return request.fingerprint, 0, b""
+        fp = fingerprint(request.text, self._version, sketch=sketch)
         return fp.value, fp.features, fp.sketch
 
     async def _off_loop_if_long(self, chars: int, work: Callable[..., R], *args: object) -> R:
@@ -138,33 +139,9 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
             return work(*args)
         return await asyncio.get_running_loop().run_in_executor(self._executor, work, *args)
 
-    async def _fingerprinted(self, request: Any, sketch: bool = True) -> tuple[int, int, bytes]:
-        chars = len(request.text) if request.HasField("text") else 0
+    async def _fingerprinted(self, request: Request, sketch: bool = True) -> tuple[int, int, bytes]:
+        chars = len(request.text) if request.text is not None else 0
         return await self._off_loop_if_long(chars, self._document_of, request, "", sketch)
-
-    @staticmethod
-    def _min_similarity(request: Any) -> float | None:
-        """The verification floor, or None; checked before any work is done."""
-        if not request.HasField("min_similarity"):
-            return None
-        floor = check_min_similarity(request.min_similarity)
-        if request.HasField("simhash"):
-            raise InvalidArgument(
-                "min_similarity",
-                "min_similarity needs text: a query by simhash has no sketch to verify candidates against; "
-                "send the text, or leave min_similarity unset",
-            )
-        return floor
-
-    def _distance_and_limit(self, request: Any, verified: bool = False) -> tuple[int, int]:
-        if request.HasField("max_distance"):
-            distance = check_max_distance(request.max_distance, verified)
-        else:
-            distance = VERIFY_MAX_DISTANCE if verified else MAX_DISTANCE
-        limit = request.limit or self.limits.default_limit
-        if limit > self.limits.max_limit:
-            raise InvalidArgument("limit", f"limit is {limit}, over the maximum of {self.limits.max_limit} (max_limit)")
-        return distance, limit
 
     async def _query(
         self, fp: int, distance: int, limit: int | None, deadline: float | None, sketch: bytes, floor: float | None
@@ -203,12 +180,12 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
 
     @_rpc
     async def Index(self, request: pb.IndexRequest, deadline: float | None):
-        doc_id = self._doc_id(request.doc_id)
-        fp, features, sketch = await self._fingerprinted(request)
+        checked = self._checked(request, needs_id=True)
+        fp, features, sketch = await self._fingerprinted(checked)
         _check_deadline(deadline)
         self._require_index()
-        await self.index.index_many([Document(doc_id, fp, sketch)], deadline)
-        return pb.IndexResponse(doc_id=doc_id, simhash=fp, features=features)
+        await self.index.index_many([Document(request.doc_id, fp, sketch)], deadline)
+        return pb.IndexResponse(doc_id=request.doc_id, simhash=fp, features=features)
 
     @_rpc
     async def IndexBatch(self, request: pb.IndexBatchRequest, deadline: float | None):
@@ -231,45 +208,42 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         outcomes, good = [], []
         for n, item in enumerate(request.documents):
             try:
-                doc_id = self._doc_id(item.doc_id, f"documents[{n}].doc_id")
-                fp, _, sketch = self._document_of(item, f"documents[{n}].")
+                prefix = f"documents[{n}]."
+                fp, _, sketch = self._document_of(self._checked(item, needs_id=True, prefix=prefix), prefix)
             except InvalidArgument as exc:
                 outcomes.append(
                     pb.IndexOutcome(doc_id=item.doc_id, code=grpc.StatusCode.INVALID_ARGUMENT.value[0], error=str(exc))
                 )
                 continue
-            outcomes.append(pb.IndexOutcome(doc_id=doc_id, code=0, simhash=fp))
-            good.append(Document(doc_id, fp, sketch))
+            outcomes.append(pb.IndexOutcome(doc_id=item.doc_id, code=0, simhash=fp))
+            good.append(Document(item.doc_id, fp, sketch))
             _check_deadline(deadline)
         return outcomes, good
 
     @_rpc
     async def Query(self, request: pb.QueryRequest, deadline: float | None):
-        floor = self._min_similarity(request)
-        distance, limit = self._distance_and_limit(request, verified=floor is not None)
-        fp, features, sketch = await self._fingerprinted(request, sketch=floor is not None)  # only a floor needs it
+        checked = self._checked(request)
+        fp, features, sketch = await self._fingerprinted(checked, sketch=checked.verified)  # only a floor needs it
         _check_deadline(deadline)
-        hits, below = await self._query(fp, distance, limit, deadline, sketch, floor)
+        floor = checked.min_similarity
+        hits, below = await self._query(fp, checked.max_distance, checked.limit, deadline, sketch, floor)
         return pb.QueryResponse(
-            hits=self._hits(hits, floor is not None), simhash=fp, features=features, below_similarity=below
+            hits=self._hits(hits, checked.verified), simhash=fp, features=features, below_similarity=below
         )
 
     @_rpc
     async def Deduplicate(self, request: pb.DeduplicateRequest, deadline: float | None):
-        doc_id = self._doc_id(request.doc_id)
-        floor = self._min_similarity(request)
-        if floor is None and request.HasField("text"):
-            # A text is a duplicate only when verified: at the floor the evaluation chose for this recipe.
-            floor = self.index.recipe.dedup_floor
-        distance, limit = self._distance_and_limit(request, verified=floor is not None)
-        fp, features, sketch = await self._fingerprinted(request)
+        # A text is a duplicate only when verified: at the floor the evaluation chose for this recipe.
+        checked = self._checked(request, needs_id=True, default_floor=self.index.recipe.dedup_floor)
+        doc_id, floor, limit = request.doc_id, checked.min_similarity, checked.limit
+        fp, features, sketch = await self._fingerprinted(checked)
         _check_deadline(deadline)
         # The document itself is not its own duplicate: a retry after a stored first attempt stores again
         # (an idempotent upsert) instead of reporting itself.  An unverified candidate (no sketch) counts as a
         # duplicate: nothing shows it is not one.  Check and store under the drawers' claim, so that of
         # near-duplicates arriving at once, on any server, exactly one is stored (index/claims.py).
         async with self.index.claimed(fp, deadline) as held:
-            found, below = await self._query(fp, distance, None, deadline, sketch, floor)
+            found, below = await self._query(fp, checked.max_distance, None, deadline, sketch, floor)
             hits = [h for h in found if h.doc_id != doc_id]
             stored = not hits
             if stored:

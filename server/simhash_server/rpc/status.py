@@ -52,10 +52,10 @@ def status_for(exc: BaseException) -> grpc.StatusCode:
 
 
 def _bad_request(exc: InvalidArgument) -> tuple[tuple[str, bytes], ...]:
-    """Trailing metadata with a google.rpc.Status whose BadRequest names the field (what api-core reads)."""
-    violation = error_details_pb2.BadRequest.FieldViolation(field=exc.field, description=exc.description)
+    """Trailing metadata with a google.rpc.Status whose BadRequest names every bad field (what api-core reads)."""
+    violations = [error_details_pb2.BadRequest.FieldViolation(field=f, description=d) for f, d in exc.violations]
     detail = any_pb2.Any()
-    detail.Pack(error_details_pb2.BadRequest(field_violations=[violation]))
+    detail.Pack(error_details_pb2.BadRequest(field_violations=violations))
     status = status_pb2.Status(code=code_pb2.INVALID_ARGUMENT, message=str(exc), details=[detail])
     return ((_DETAILS_KEY, status.SerializeToString()),)
 
