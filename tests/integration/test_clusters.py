@@ -391,7 +391,7 @@ def test_verified_clusters_link_only_documents_whose_sketches_agree(make_index, 
     want: dict[frozenset[str], tuple[int, float]] = {}
     for i, a in enumerate(docs):
         for b in docs[i + 1 :]:
-            d = (a.simhash ^ b.simhash).bit_count()
+            d = (a.fingerprint ^ b.fingerprint).bit_count()
             if d <= 3 and a.sketch and comparable(a.sketch, b.sketch):
                 s = similarity(a.sketch, b.sketch)
                 if s >= FLOOR:

@@ -129,7 +129,7 @@ def test_concurrent_single_document_writes_all_land(loaded: Loaded) -> None:
     assert batches - batches_before < len(writes)
     for doc, fp in writes:
         assert store.get(doc) == fp
-        assert (doc, fp, 0) in [(h.doc_id, h.simhash, h.distance) for h in store.query(fp, max_distance=0)]
+        assert (doc, fp, 0) in [(h.doc_id, h.fingerprint, h.distance) for h in store.query(fp, max_distance=0)]
 
 
 # -- serve's way: a batch of queries read on the event loop (loop_reads.py) ---------------------------------
@@ -224,7 +224,7 @@ def test_stale_region_boundaries_on_the_event_loop_go_to_a_thread_which_refreshe
     probe = loaded.probes[0]
     hits = _on_a_loop(loaded.store, lambda index: index.query(probe))
     assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
-    assert [[p.simhash for p in batch] for batch in in_threads] == [[probe]]
+    assert [[p.fingerprint for p in batch] for batch in in_threads] == [[probe]]
     assert loaded.store.scans.cached_region_starts() is not None
 
 
@@ -247,7 +247,7 @@ def test_a_broken_loop_connection_costs_one_batch_a_thread_never_an_answer(loade
     answers = _on_a_loop(loaded.store, work)
     for probe, hits in zip((first, second, third), answers, strict=True):
         assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
-    assert [[p.simhash for p in batch] for batch in in_threads] == [[second]]
+    assert [[p.fingerprint for p in batch] for batch in in_threads] == [[second]]
 
 
 def test_a_batch_the_event_loop_gives_up_on_after_its_scans_is_counted_once(loaded: Loaded, monkeypatch) -> None:
@@ -273,7 +273,7 @@ def test_a_batch_the_event_loop_gives_up_on_after_its_scans_is_counted_once(load
 
     hits = _on_a_loop(loaded.store, work)
     assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
-    assert [[p.simhash for p in batch] for batch in in_threads] == [[probe]]
+    assert [[p.fingerprint for p in batch] for batch in in_threads] == [[probe]]
     assert _candidates_counted() - counted_before == 1
 
 

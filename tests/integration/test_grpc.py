@@ -128,8 +128,8 @@ def test_stats(client, server) -> None:
             "max_distance",
             "max_distance must be 0..3, got 4: the 5-segment drawer index",
         ),
-        (lambda c: c.index("", simhash=1), "doc_id", "doc_id: doc_id is empty"),
-        (lambda c: c.index("x" * 600, simhash=1), "doc_id", "doc_id: doc_id is 600 bytes, the limit is 512"),
+        (lambda c: c.index("", simhash=1), "doc_id", "doc_id is empty"),
+        (lambda c: c.index("x" * 600, simhash=1), "doc_id", "doc_id is 600 bytes, the limit is 512"),
         (
             lambda c: c.fingerprint("字" * 40_000),
             "text",
@@ -152,6 +152,12 @@ def test_invalid_arguments_name_the_field(client, call, field, message) -> None:
         call(client)
     assert info.value.fields == [field]
     assert message.split(": ")[-1] in info.value.violations[0].description
+
+
+def test_every_bad_field_of_a_call_is_named_in_one_answer(client) -> None:
+    with pytest.raises(InvalidArgument) as info:
+        client.deduplicate("", text="x", min_similarity=1.5, max_distance=9, limit=501)
+    assert info.value.fields == ["doc_id", "min_similarity", "max_distance", "limit"]
 
 
 def test_both_or_neither_of_text_and_simhash_is_refused_by_the_server(server) -> None:

@@ -128,7 +128,7 @@ def test_hfile_load_stores_what_bulk_load_stores_and_the_service_answers_alike(
     probes = [fp ^ (1 << rng.randrange(64)) for _, _, fp in _sample_docs(thrift, hbase, rng, 40)]
     with SimHashClient(target) as client:
         for probe in probes:
-            expected = [(h.doc_id, h.simhash, h.distance) for h in thrift.query(probe, limit=50)]
+            expected = [(h.doc_id, h.fingerprint, h.distance) for h in thrift.query(probe, limit=50)]
             assert expected  # each probe is one bit from a stored fingerprint
             assert [(h.doc_id, h.simhash, h.distance) for h in client.query(simhash=probe, limit=50)] == expected
 
@@ -146,7 +146,7 @@ def test_ids_already_stored_are_moved_kept_or_revived_as_bulk_load_does(make_ind
         store.index_many(before)
         store.delete([f"id-{n}" for n in range(500, 600)])  # deleted before the load: the load brings them back
     moved = {f"id-{n}": rng.getrandbits(64) for n in range(0, 200)}
-    kept = {d.doc_id: d.simhash for d in before[200:300]}
+    kept = {d.doc_id: d.fingerprint for d in before[200:300]}
     revived = {f"id-{n}": rng.getrandbits(64) for n in range(500, 600)}
     new = {f"new-{n}": rng.getrandbits(64) for n in range(300)}
     source = tmp_path / "second.tsv"

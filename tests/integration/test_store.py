@@ -91,7 +91,7 @@ def test_delete_leaves_orphan_drawers_that_queries_skip(index, base, ids) -> Non
 def test_repeated_id_in_one_batch_keeps_the_last(index, base, ids) -> None:
     index.index_many([(ids + "x", base), (ids + "x", flip(base, 1)), (ids + "x", flip(base, 2))])
     assert index.get(ids + "x") == flip(base, 2)
-    assert [h.simhash for h in index.query(base)] == [flip(base, 2)]
+    assert [h.fingerprint for h in index.query(base)] == [flip(base, 2)]
 
 
 def test_unicode_ids_round_trip(index, base, ids) -> None:

@@ -126,7 +126,7 @@ def test_a_batch_rejects_bad_items_alone_naming_their_path(service) -> None:
     assert [o.code for o in outcomes] == [0, 3, 3, 0]
     assert outcomes[1].error == "documents[1].doc_id: doc_id is empty"
     assert outcomes[2].error == "documents[2].text or documents[2].simhash is required"
-    assert [d.doc_id for d in good] == ["a", "d"] and good[1].simhash == fingerprint("近似重复").value
+    assert [d.doc_id for d in good] == ["a", "d"] and good[1].fingerprint == fingerprint("近似重复").value
 
 
 @pytest.mark.parametrize(

@@ -163,7 +163,7 @@ def _normalize(
 
 def _encode(seq: int, record: Record, version: str) -> bytes:
     doc = stored_document(record.doc_id, record.simhash, record.text, version)  # as bulk-load stores it
-    return normalized_record(seq, doc.simhash, doc.doc_id.encode("utf-8"), doc.sketch)
+    return normalized_record(seq, doc.fingerprint, doc.doc_id.encode("utf-8"), doc.sketch)
 
 
 class _Load:

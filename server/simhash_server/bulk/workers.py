@@ -71,7 +71,7 @@ def _worker(index: int, config: StoreConfig, lock_path: Path, tasks: Any, result
                         results.put(("error", index, seq, f"{exc} (after {_BATCH_ATTEMPTS} attempts)"))
                         return
                     time.sleep(min(2.0**attempt, 30.0) * random.uniform(0.5, 1.0))
-            rows = 10 * len({d.simhash for d in documents}) + 2 * docs  # drawer rows + fp2docs + docs
+            rows = 10 * len({d.fingerprint for d in documents}) + 2 * docs  # drawer rows + fp2docs + docs
             results.put(("done", index, seq, docs, rows))
     finally:
         store.close()

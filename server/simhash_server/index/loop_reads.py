@@ -171,7 +171,7 @@ class LoopReads:
         return await self._in_thread(self._store.near_many, probes, deadline)
 
     async def _near_many(self, probes: list[Probe], starts: list[bytes], deadline: float | None) -> list[list[Near]]:
-        plan = ScanPlan([p.simhash for p in probes], starts)
+        plan = ScanPlan([p.fingerprint for p in probes], starts)
         table = self._store.scans.table
         pages = await self._thrift.calls([("getScannerResults", scan_request(table, s)) for s in plan.scans], deadline)
         keys = [row.row for rows in pages for row in rows]

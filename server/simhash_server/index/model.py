@@ -48,31 +48,31 @@ VERIFY_DOCUMENTS_PER_HIT = 4
 
 
 class Document(NamedTuple):
-    """What ``index_many`` stores; a plain ``(doc_id, simhash)`` pair is a document without a sketch."""
+    """What ``index_many`` stores; a plain ``(doc_id, fingerprint)`` pair is a document without a sketch."""
 
     doc_id: str
-    simhash: int
+    fingerprint: int
     sketch: bytes = b""
 
 
 class Probe(NamedTuple):
-    """One lookup: documents within ``max_distance`` of ``simhash``, reading at most ``per_fingerprint``
+    """One lookup: documents within ``max_distance`` of ``fingerprint``, reading at most ``per_fingerprint``
     documents (the first by id) of each nearby fingerprint (None: all)."""
 
-    simhash: int
+    fingerprint: int
     max_distance: int
     per_fingerprint: int | None = None
 
     @classmethod
-    def verified(cls, simhash: int, max_distance: int, limit: int | None) -> Probe:
-        return cls(simhash, max_distance, None if limit is None else limit * VERIFY_DOCUMENTS_PER_HIT)
+    def verified(cls, fingerprint: int, max_distance: int, limit: int | None) -> Probe:
+        return cls(fingerprint, max_distance, None if limit is None else limit * VERIFY_DOCUMENTS_PER_HIT)
 
 
 class Near(NamedTuple):
     """A stored document near a probe, with the sketch stored beside its id (empty without one)."""
 
     doc_id: str
-    simhash: int
+    fingerprint: int
     distance: int
     sketch: bytes
 
@@ -80,7 +80,7 @@ class Near(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class Hit:
     doc_id: str
-    simhash: int
+    fingerprint: int
     distance: int
     similarity: float | None = None  # the sketch's estimate, when the query was verified and a sketch exists
 
@@ -152,7 +152,7 @@ def keyed_documents(items: Iterable[Document | tuple[str, int]]) -> list[tuple[b
     for item in items:
         doc = Document(*item)
         final[check_doc_id(doc.doc_id)] = doc
-        check_fingerprint(doc.simhash)
+        check_fingerprint(doc.fingerprint)
     return list(final.items())
 
 

@@ -26,7 +26,7 @@ def near_candidates(probes: Sequence[Probe], found: Sequence[set[int]]) -> tuple
     near: list[dict[int, int]] = []
     columns: dict[int, int | None] = {}
     for probe, candidates in zip(probes, found, strict=True):
-        each = {c: d for c in candidates if (d := (c ^ probe.simhash).bit_count()) <= probe.max_distance}
+        each = {c: d for c in candidates if (d := (c ^ probe.fingerprint).bit_count()) <= probe.max_distance}
         near.append(each)
         for c in each:
             columns[c] = _wider(columns[c], probe.per_fingerprint) if c in columns else probe.per_fingerprint

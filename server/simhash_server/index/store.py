@@ -196,7 +196,7 @@ class IndexStore:
         sketches: dict[bytes, bytes] = {}
         for documents in calls:
             for key, doc in documents:
-                final[key] = doc.simhash
+                final[key] = doc.fingerprint
                 sketches[key] = doc.sketch
         old = self._stored_fingerprints(list(final), deadline)
         self.write_steps(index_steps(final, sketches, old), deadline)
@@ -276,7 +276,7 @@ class IndexStore:
 
     def near_many(self, probes: list[Probe], deadline: float | None) -> list[list[Near]]:
         """For each probe, the documents near it: one batch (nearby.py); callers reach it through a coalescer."""
-        found = self.scans.candidates([probe.simhash for probe in probes], deadline)
+        found = self.scans.candidates([probe.fingerprint for probe in probes], deadline)
         near, read = near_candidates(probes, found)
         answers: list[list[Near]] = [[] for _ in probes]
         if read:

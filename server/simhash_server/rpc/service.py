@@ -161,7 +161,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
     def _hits(hits: list[Hit], verified: bool) -> list[pb.Hit]:
         out = []
         for h in hits:
-            hit = pb.Hit(doc_id=h.doc_id, simhash=h.simhash, distance=h.distance)
+            hit = pb.Hit(doc_id=h.doc_id, simhash=h.fingerprint, distance=h.distance)
             if h.similarity is not None:
                 hit.similarity = h.similarity
                 hit.verification = pb.VERIFICATION_VERIFIED
