@@ -6,10 +6,10 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 NATIVE := $(VENV)/.native
 JARS := deploy/hbase-local/target/lib/.complete
-HFILE_JOB := deploy/hfile-job/target/simhash-hfile-job.jar
+MAPREDUCE_JAR := server/mapreduce/target/simhash-mapreduce.jar
 PYTEST_ARGS ?=
 
-.PHONY: run stop test test-containers test-cluster cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
+.PHONY: run stop test java-test test-containers test-cluster cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
 	eval soak bench golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
@@ -23,8 +23,12 @@ stop:
 
 # The whole suite on a real HBase: the test session starts its own (free ports, var/test-hbase-*)
 # and stops it, so this works while `make run` is up.  Exit status is pytest's.
-test: install jars proto-check tools
+test: install jars proto-check tools java-test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The Java jobs' JUnit tests: the row-key codec and the sketch comparison against tests/golden.
+java-test: | deps
+	mvn -B -q -f server/mapreduce/pom.xml test
 
 # The container path (needs Docker; `make deps` as root provides it): the images, the compose stack, the
 # testcontainers fixture users get (simhash_client.testing), then the integration suite again, this time on
@@ -94,14 +98,14 @@ $(NATIVE): $(INSTALLED) server/native/Cargo.toml server/native/Cargo.lock server
 	$(BIN)/pip install -q ./server/native
 	touch $@
 
-jars: $(JARS) $(HFILE_JOB)
+jars: $(JARS) $(MAPREDUCE_JAR)
 $(JARS): deploy/hbase-local/pom.xml | deps
 	mvn -B -q -f deploy/hbase-local/pom.xml package
 	touch $@
 
-# The HFile job of `simhash-index hfile-load` (hbase-mapreduce from Maven Central): its jar and lib/.
-$(HFILE_JOB): deploy/hfile-job/pom.xml $(wildcard deploy/hfile-job/src/main/java/io/simhashindex/hfile/*.java) | deps
-	mvn -B -q -f deploy/hfile-job/pom.xml package
+# The MapReduce jobs of `hfile-load` and `clusters` (hbase-mapreduce from Maven Central): their jar and lib/.
+$(MAPREDUCE_JAR): server/mapreduce/pom.xml $(wildcard server/mapreduce/src/main/java/io/simhashindex/hfile/*.java) | deps
+	mvn -B -q -f server/mapreduce/pom.xml package -DskipTests
 	touch $@
 
 # grpcurl, to check README's examples (built from the Go module proxy into var/bin; about 40 s once).

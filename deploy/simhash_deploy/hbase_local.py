@@ -168,20 +168,18 @@ def _alive(pid: int, marker: str) -> bool:
     return bool(status) and status[0] != "Z" and f"\0{marker}\0".encode() in b"\0" + cmdline
 
 
-# The JVMs' garbage collector.  G1 by default (the JDK's own): with a live index, JDK 17's ZGC paused the
-# region server for at most 1 ms against G1's 90, but, not generational, it marks every memstore cell in
-# every cycle, taking 23-61% of a core against G1's 1-4%; on a small machine that made queries slower
-# (p99 1.5-2.2x; docs/benchmarks.md, live).
+# The JVMs' garbage collector.  G1 by default: JDK 17's ZGC is not generational, so it marks every memstore
+# cell in every cycle, and on a small machine that costs queries more than G1's pauses do
+# (docs/decisions.md#g1-the-jdks-default-collector-on-every-launcher-jvm).
 GARBAGE_COLLECTORS = {"G1": "-XX:+UseG1GC", "ZGC": "-XX:+UseZGC", "Shenandoah": "-XX:+UseShenandoahGC"}
 # The JIT compiles a method after a quarter of the calls it waits for by default, so a few thousand queries
-# (serve's warm-up) compile the gateway's and the region server's read path, not tens of thousands:
-# bench-live, 0.68-0.75x the Thrift2 gateway's CPU per query just after writes, client p99 0.79-0.86x
-# (docs/benchmarks.md, the JIT).
+# (serve's warm-up) compile the gateway's and the region server's read path, not tens of thousands
+# (docs/decisions.md#jit-compile-thresholds-scaled-by-025-on-every-launcher-jvm).
 JIT_FLAGS = ["-XX:CompileThresholdScaling=0.25"]
 # The region server's compaction throughput bounds (bytes/s).  HBase picks a rate between them by compaction
 # pressure, 50-100 MiB/s by default: more than two cores compact, so a compaction takes the cores queries need.
-# The launcher sets both to COMPACTION_MIB_PER_S (docs/decisions.md): at 10^8 after chunked loads, client p99
-# 8.41 and 7.26 ms at 10 MiB/s against 15.09 and 16.39 ms at HBase's limit, two runs (docs/benchmarks.md).
+# The launcher sets both to COMPACTION_MIB_PER_S
+# (docs/decisions.md#compaction-throughput-limited-to-10-mibs-on-the-launchers-region-server).
 COMPACTION_BOUNDS = (
     "hbase.hstore.compaction.throughput.lower.bound",
     "hbase.hstore.compaction.throughput.higher.bound",

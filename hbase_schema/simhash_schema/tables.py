@@ -25,12 +25,9 @@ FAMILY = "d"
 FOREVER = 2**31 - 1  # HBase's TTL meaning "no TTL" (HConstants.FOREVER)
 CLAIM_TTL_SECONDS = 60  # the lease of a Deduplicate call's claims (simhash_server.index.claims)
 # A new drawer table's regions, for one region server.  A query scans once per region its prefixes fall in,
-# and a write batch goes to every region, so regions beyond the servers' parallelism cost CPU per call.  Side
-# by side at 10^6 (docs/benchmarks.md, regions): 2 against 16 gave query p50 0.89-0.95x and writes 1.18x;
-# 1 against 2, p50 0.91-0.97x in process and writes 1.04-1.05x.  As the table grows, HBase's default split
-# policy splits a table's only region on a server at 256 MB (1.3 million fingerprints here) and then
-# waits for hbase.hregion.max.filesize (10 GB).  A cluster pre-splits more (`schema apply --regions`,
-# docs/operations.md).
+# and a write batch goes to every region, so regions beyond the servers' parallelism cost CPU per call
+# (docs/decisions.md#one-drawer-region-for-make-runs-index).  HBase splits the region as the table grows;
+# a cluster pre-splits more (`schema apply --regions`, docs/operations.md).
 DRAWER_REGIONS = 1
 
 
@@ -101,9 +98,8 @@ def index_tables(
     # Keys are random, so fingerprint-keyed tables split evenly too.
     # Drawers: 8 KB FAST_DIFF blocks, uncompressed.  A query reads ~10 blocks, one per prefix; once the table
     # outgrows the block cache each is decompressed anew, the region server's largest cost.  FAST_DIFF keeps
-    # blocks as small as LZ4 does, and in 8 KB blocks its seeks (decoding from the block's start) stay short.
-    # Against 64 KB ROW_INDEX_V1 LZ4 (docs/benchmarks.md, layouts): at 10^7, the block cache under a quarter
-    # of the table, query p50 0.71x, region-server CPU 0.72x, 18% less disk; at 10^6, cached, p50 0.92x.
+    # blocks as small as LZ4 does, and in 8 KB blocks its seeks (decoding from the block's start) stay short
+    # (docs/decisions.md#drawer-table-blocks-8-kb-fast_diff-no-compression).
     drawers = FamilySpec(
         bloom="ROWPREFIX_FIXED_LENGTH", bloom_prefix_length=5, compression="NONE", encoding="FAST_DIFF", block_size=8192
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import sys
 from pathlib import Path
 
@@ -20,6 +21,8 @@ sys.path.insert(0, str(HERE))
 from texts import golden_texts  # noqa: E402
 
 from simhash_server.fingerprint import V1, VERSIONS, fingerprint, short_name  # noqa: E402
+from simhash_server.fingerprint.sketch import similarity  # noqa: E402
+from simhash_server.index.keys import drawer_keys  # noqa: E402
 
 
 def files(version: str) -> tuple[Path, Path]:
@@ -62,7 +65,36 @@ def write(version: str) -> int:
     return 0
 
 
+# -- the row-key codec and sketch comparison, which the Java jobs (server/mapreduce) hold to these files too
+KEYS_FILE, PAIRS_FILE = HERE / "drawer-keys.tsv", HERE / "sketch-pairs.tsv"
+KEY_EDGES = [0, 2**64 - 1, 1, 1 << 63, 0x0123456789ABCDEF, 0xFEDCBA9876543210, 0x5555555555555555]
+
+
+def codec_fingerprints() -> list[int]:
+    """Edges, one bit at each place, and random fingerprints from a fixed seed."""
+    rng = random.Random(20261126)
+    return KEY_EDGES + [1 << b for b in range(0, 64, 7)] + [rng.getrandbits(64) for _ in range(40)]
+
+
+def write_codec() -> None:
+    lines = ["# fingerprint\tits 10 drawer row keys (drawer value, flag, fingerprint), hex; index/keys.py"]
+    lines += [f"{fp:016x}\t{','.join(k.hex() for k in drawer_keys(fp))}" for fp in codec_fingerprints()]
+    KEYS_FILE.write_text("\n".join(lines) + "\n")
+    texts = golden_texts()
+    near = [(a, b) for a in texts for b in texts if a != b and b.startswith(a) and b != "one-megabyte"]
+    far = [(a, b) for a in texts for b in texts if a < b and a[:3] == b[:3] == "zh-"][:12]
+    pairs = [*near, ("en-sentence", "en-upper"), ("mixed-fullwidth-latin", "mixed-halfwidth-latin"), *far]
+    lines = ["# version\tsketch a, hex\tsketch b, hex\tsimilarity(a, b) as fingerprint/sketch.py gives it (repr)"]
+    for version in (V1, *(v for v in VERSIONS if VERSIONS[v].sketch.code != VERSIONS[V1].sketch.code)):
+        for a, b in pairs:
+            sa, sb = (fingerprint(texts[n], version, sketch=True).sketch for n in (a, b))
+            lines.append(f"{short_name(version)}\t{sa.hex()}\t{sb.hex()}\t{float(similarity(sa, sb))!r}")
+    PAIRS_FILE.write_text("\n".join(lines) + "\n")
+    print(f"wrote {KEYS_FILE.name} and {PAIRS_FILE.name}")
+
+
 def main() -> int:
+    write_codec()
     return max(write(version) for version in VERSIONS)
 
 

@@ -4,7 +4,6 @@ one query at a time and with many at once (concurrent queries share their drawer
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -132,7 +131,7 @@ def test_concurrent_single_document_writes_all_land(loaded: Loaded) -> None:
         assert (doc, fp, 0) in [(h.doc_id, h.fingerprint, h.distance) for h in store.query(fp, max_distance=0)]
 
 
-# -- serve's way: a batch of queries read on the event loop (loop_reads.py) ---------------------------------
+# -- serve's way: concurrent queries on an event loop, sharing batches (AsyncIndexStore) ----------------------
 def _on_a_loop(store: IndexStore, work: Callable[[AsyncIndexStore], Awaitable[R]]) -> R:
     """``work(index)`` with an AsyncIndexStore over ``store`` on a new event loop (the store stays open)."""
 
@@ -144,36 +143,11 @@ def _on_a_loop(store: IndexStore, work: Callable[[AsyncIndexStore], Awaitable[R]
             finally:
                 index._nearby.close()
                 index._writes.close()
-                assert index._reads is not None
-                index._reads.close()
 
     return asyncio.run(main())
 
 
-def _in_threads(store: IndexStore, monkeypatch) -> list[list]:
-    """Records each batch answered in a thread (the store's blocking path) instead of on the loop."""
-    batches: list[list] = []
-    near_many = store.near_many
-
-    def recorded(probes, deadline):
-        batches.append(list(probes))
-        return near_many(probes, deadline)
-
-    monkeypatch.setattr(store, "near_many", recorded)
-    return batches
-
-
-def _fresh_region_starts(store: IndexStore, monkeypatch) -> None:
-    """The store's region starts, read now and kept fresh however long the test takes (the cache lasts a
-    minute): the loop's common path, whatever the machine's speed."""
-    starts = store.scans.region_starts(None)
-    monkeypatch.setattr(store.scans, "cached_region_starts", lambda: starts)
-
-
-def test_queries_read_on_the_event_loop_find_exactly_what_brute_force_finds(loaded: Loaded, monkeypatch) -> None:
-    _fresh_region_starts(loaded.store, monkeypatch)
-    in_threads = _in_threads(loaded.store, monkeypatch)
-
+def test_queries_on_the_event_loop_find_exactly_what_brute_force_finds(loaded: Loaded) -> None:
     async def work(index: AsyncIndexStore) -> list[list[Hit]]:
         alone = [await index.query(probe) for probe in loaded.probes]
         together = await asyncio.gather(*(index.query(probe) for probe in loaded.probes * 3))
@@ -182,116 +156,6 @@ def test_queries_read_on_the_event_loop_find_exactly_what_brute_force_finds(load
     answers = _on_a_loop(loaded.store, work)
     for probe, hits in zip(loaded.probes * 4, answers, strict=True):
         assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
-    assert in_threads == []
-
-
-def test_queries_on_the_event_loop_read_in_waves_when_scans_outnumber_connections(loaded: Loaded, monkeypatch) -> None:
-    in_threads = _in_threads(loaded.store, monkeypatch)
-    for probe in loaded.probes[:10]:  # a region per prefix: 10 scans, 8 connections
-        starts = sorted(drawer_prefixes(probe))
-        monkeypatch.setattr(loaded.store.scans, "cached_region_starts", lambda s=starts: s)
-        hits = _on_a_loop(loaded.store, lambda index, p=probe: index.query(p))
-        assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
-    assert in_threads == []
-
-
-def test_a_fingerprint_shared_by_thousands_of_documents_is_answered_whole_on_the_event_loop(
-    make_index, monkeypatch
-) -> None:
-    # Their fp2docs reply (about 300 KB) arrives in several reads: all of it is answered, never a part.
-    store = make_index(regions=1, wal=False)
-    shared = 0x0123_4567_89AB_CDEF
-    docs = sorted(f"shared-{i:05d}" for i in range(6000))
-    store.index_many([(doc, shared) for doc in docs])
-    store.index_many([("one-bit-away", shared ^ 1)])
-    _fresh_region_starts(store, monkeypatch)
-    in_threads = _in_threads(store, monkeypatch)
-
-    async def work(index: AsyncIndexStore) -> tuple[list[Hit], list[Hit]]:
-        return await index.query(shared ^ 1), await index.query(shared, limit=10)
-
-    everything, first_ten = _on_a_loop(store, work)
-    assert [(h.distance, h.doc_id) for h in everything] == [(0, "one-bit-away")] + [(1, doc) for doc in docs]
-    assert [h.doc_id for h in first_ten] == docs[:10]
-    assert in_threads == []
-
-
-def test_stale_region_boundaries_on_the_event_loop_go_to_a_thread_which_refreshes_them(
-    loaded: Loaded, monkeypatch
-) -> None:
-    in_threads = _in_threads(loaded.store, monkeypatch)
-    monkeypatch.setattr(loaded.store.scans, "_regions", None)  # as a minute after the last refresh
-    probe = loaded.probes[0]
-    hits = _on_a_loop(loaded.store, lambda index: index.query(probe))
-    assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
-    assert [[p.fingerprint for p in batch] for batch in in_threads] == [[probe]]
-    assert loaded.store.scans.cached_region_starts() is not None
-
-
-def test_a_broken_loop_connection_costs_one_batch_a_thread_never_an_answer(loaded: Loaded, monkeypatch) -> None:
-    _fresh_region_starts(loaded.store, monkeypatch)
-    in_threads = _in_threads(loaded.store, monkeypatch)
-    first, second, third = loaded.probes[:3]
-
-    async def work(index: AsyncIndexStore) -> list[list[Hit]]:
-        answers = [await index.query(first)]
-        assert index._reads is not None
-        idle = index._reads._thrift._idle
-        assert idle, "the first query left its connections idle"
-        for conn in idle:  # as a gateway restart, or its idle timeout, leaves them
-            conn.writer.transport.abort()
-        answers.append(await index.query(second))  # fails on the loop, answered in a thread
-        answers.append(await index.query(third))  # fresh connections: the loop again
-        return answers
-
-    answers = _on_a_loop(loaded.store, work)
-    for probe, hits in zip((first, second, third), answers, strict=True):
-        assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
-    assert [[p.fingerprint for p in batch] for batch in in_threads] == [[second]]
-
-
-def test_a_batch_the_event_loop_gives_up_on_after_its_scans_is_counted_once(loaded: Loaded, monkeypatch) -> None:
-    # The fp2docs read fails on the loop: the batch is read again in a thread, and its candidates (a
-    # histogram operators watch) are counted for the one answer, not for both tries.
-    _fresh_region_starts(loaded.store, monkeypatch)
-    in_threads = _in_threads(loaded.store, monkeypatch)
-    probe = next(p for p in loaded.probes if loaded.expected(p))  # one with hits: the loop reads fp2docs
-    counted_before = _candidates_counted()
-
-    async def work(index: AsyncIndexStore) -> list[Hit]:
-        assert index._reads is not None
-        thrift = index._reads._thrift
-        calls = thrift.calls
-
-        async def fp2docs_fails(requests, deadline):
-            if requests[0][0] in ("get", "getMultiple"):
-                raise EOFError("the Thrift2 gateway closed the connection")
-            return await calls(requests, deadline)
-
-        monkeypatch.setattr(thrift, "calls", fp2docs_fails)
-        return await index.query(probe)
-
-    hits = _on_a_loop(loaded.store, work)
-    assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
-    assert [[p.fingerprint for p in batch] for batch in in_threads] == [[probe]]
-    assert _candidates_counted() - counted_before == 1
-
-
-def test_an_unreachable_gateway_on_the_event_loop_is_answered_in_a_thread(loaded: Loaded, monkeypatch) -> None:
-    _fresh_region_starts(loaded.store, monkeypatch)
-    in_threads = _in_threads(loaded.store, monkeypatch)
-    probe = loaded.probes[1]
-
-    async def work(index: AsyncIndexStore) -> list[Hit]:
-        assert index._reads is not None
-        with socket.socket() as unused:  # a port nothing listens on
-            unused.bind(("127.0.0.1", 0))
-            index._reads._thrift.port = unused.getsockname()[1]
-        return await index.query(probe)
-
-    hits = _on_a_loop(loaded.store, work)
-    assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
-    assert len(in_threads) == 1
 
 
 def test_a_query_on_the_event_loop_past_its_deadline_is_refused(loaded: Loaded) -> None:

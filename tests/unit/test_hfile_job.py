@@ -16,7 +16,7 @@ from simhash_server.index.keys import drawer_keys
 
 
 def test_the_java_codec_makes_the_drawer_keys_keys_py_makes() -> None:
-    jar = default_job_dir() / "simhash-hfile-job.jar"
+    jar = default_job_dir() / "simhash-mapreduce.jar"
     java = shutil.which("java")
     if java is None or not jar.is_file():
         pytest.fail(f"java and {jar} are needed (make jars builds it)")

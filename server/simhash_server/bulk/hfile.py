@@ -2,7 +2,7 @@
 
 Python reads the inputs with bulk-load's input layer (the same formats, rejects and version check),
 fingerprints texts with the index's recipe, and writes normalised records; the Java job
-(deploy/hfile-job, run by ``hfile_job``) does what grows with N, on Hadoop: last-one-wins per id, the three
+(server/mapreduce, run by ``hfile_job``) does what grows with N, on Hadoop: last-one-wins per id, the three
 tables' HFiles, the hand-over.  Nothing kept in this process grows with the input.
 
 Steps, each recorded in the staging directory so a rerun continues where one stopped (the staging

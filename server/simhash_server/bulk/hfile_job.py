@@ -1,7 +1,7 @@
-"""How `hfile-load` and `clusters` run their Java jobs (deploy/hfile-job): here with Hadoop's LocalJobRunner,
+"""How `hfile-load` and `clusters` run their Java jobs (server/mapreduce): here with Hadoop's LocalJobRunner,
 or on YARN.
 
-- ``local``: one JVM on this machine with the job's own jars (deploy/hfile-job/target, built by ``make
+- ``local``: one JVM on this machine with the job's own jars (server/mapreduce/target, built by ``make
   jars``), the launcher's JDK 17 flags and a generated ``hbase-site.xml`` naming ZooKeeper and the pure-Java
   codecs.  Its heap is ``heap_mb``; what sizes it is ``sort_mb`` per map task and ``parallel`` tasks at once.
 - ``yarn``: ``hadoop jar`` with the cluster's own configuration (``HADOOP_CONF_DIR``, ``HBASE_CONF_DIR``) and
@@ -29,14 +29,14 @@ __all__ = ["CLUSTERS_CLASS", "MAIN_CLASS", "RUNNERS", "JobEvent", "JobRunner", "
 RUNNERS = ("local", "yarn")
 MAIN_CLASS = "io.simhashindex.hfile.Main"  # hfile-load
 CLUSTERS_CLASS = "io.simhashindex.hfile.ClustersMain"
-JAR = "simhash-hfile-job.jar"
+JAR = "simhash-mapreduce.jar"
 _LOG_TAIL = 25
 
 
 def default_job_dir() -> Path:
     from simhash_deploy import project_root
 
-    return project_root() / "deploy" / "hfile-job" / "target"
+    return project_root() / "server" / "mapreduce" / "target"
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class JobEvent:
 @dataclass(frozen=True)
 class JobRunner:
     kind: str = "local"
-    job_dir: Path | None = None  # the jar and its lib/; default: deploy/hfile-job/target in the checkout
+    job_dir: Path | None = None  # the jar and its lib/; default: server/mapreduce/target in the checkout
     zookeeper: str | None = None  # host:port; local default 127.0.0.1:2181, yarn default the cluster's
     heap_mb: int = 3072
     sort_mb: int = 512  # per map task: its sort buffer (mapreduce.task.io.sort.mb)
@@ -78,7 +78,7 @@ class JobRunner:
         return jar
 
     def job_properties(self, staging: str) -> dict[str, str]:
-        """Settings measured on 2 cores (docs/benchmarks.md, hfile): big sort buffers, compressed map output."""
+        """Big sort buffers and compressed map output: the job's shuffle is most of its disk traffic."""
         props = {
             "mapreduce.task.io.sort.mb": str(self.sort_mb),
             "mapreduce.map.output.compress": "true",

@@ -20,7 +20,7 @@ from simhash_server.cli.serve import serve
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "SIMHASH"})
 @click.version_option(package_name="simhash-index")
 def main() -> None:
-    """Near-duplicate detection with 64-bit SimHash fingerprints indexed in Apache HBase."""
+    """Near-duplicate detection with 64-bit fingerprints (SimHash or MinHash) indexed in Apache HBase."""
 
 
 main.add_command(hbase)

@@ -48,7 +48,7 @@ def job_options(command: Any) -> Any:
             "--job-dir",
             type=click.Path(file_okay=False, path_type=Path),
             envvar="SIMHASH_HFILE_JOB_DIR",
-            help="The built job (simhash-hfile-job.jar and lib/).  [default: deploy/hfile-job/target]",
+            help="The built job (simhash-mapreduce.jar and lib/).  [default: server/mapreduce/target]",
         ),
         click.option(
             "-D", "properties", multiple=True, metavar="KEY=VALUE", help="A Hadoop/HBase setting for the job."

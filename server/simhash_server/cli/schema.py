@@ -34,8 +34,8 @@ def schema() -> None:
     default="LZ4",
     show_default=True,
     envvar="SIMHASH_COMPRESSION",
-    help="Block compression of the fp2docs and docs tables (pure-Java codecs; LZ4: 34% smaller than NONE, fastest "
-    "to read, docs/benchmarks.md).  The drawer table's blocks are not compressed: queries read them faster.",
+    help="Block compression of the fp2docs and docs tables (pure-Java codecs; LZ4 is the cheapest to read, "
+    "docs/decisions.md).  The drawer table's blocks are not compressed: queries read them faster.",
 )
 @version_option(
     "The fingerprint recipe a new index is created with (v1 for the recipe of simhash-index 0.1).  An existing "

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from simhash_server.cli.options import store_config, store_options
-from simhash_server.index.config import QUERY_READS, StoreConfig
+from simhash_server.index.config import StoreConfig
 
 
 @click.command()
@@ -77,14 +77,6 @@ from simhash_server.index.config import QUERY_READS, StoreConfig
     show_default=True,
     envvar="SIMHASH_QUERY_LANES",
     help="Batches of drawer scans at once; concurrent queries share batches.",
-)
-@click.option(
-    "--query-reads",
-    type=click.Choice(QUERY_READS),
-    default=StoreConfig.query_reads,
-    show_default=True,
-    envvar="SIMHASH_QUERY_READS",
-    help="Where a batch of queries reads HBase: on the server's event loop, or in a batch thread.",
 )
 @click.option(
     "--write-lanes",
@@ -196,7 +188,6 @@ def serve(
     warmup_seconds: float,
     pool_size: int,
     query_lanes: int,
-    query_reads: str,
     write_lanes: int,
     batch_queries: int,
     batch_documents: int,
@@ -239,7 +230,6 @@ def serve(
                 opts,
                 pool_size=pool_size,
                 query_lanes=query_lanes,
-                query_reads=query_reads,
                 write_lanes=write_lanes,
                 batch_queries=batch_queries,
                 batch_documents=batch_documents,

@@ -1,4 +1,4 @@
-"""Near-duplicate clusters of the whole index: MapReduce jobs over the drawer table (deploy/hfile-job).
+"""Near-duplicate clusters of the whole index: MapReduce jobs over the drawer table (server/mapreduce).
 
 The drawer table already holds every pair in order: rows sharing a 5-byte prefix are adjacent, and two
 fingerprints within distance 3 share a prefix.  So one pass over it, comparing within prefix groups, finds

@@ -1,10 +1,9 @@
 """The index for asyncio callers (the gRPC server): IndexStore's operations, awaited.
 
-Concurrent queries, and concurrent writes, share one batch of HBase calls, as in IndexStore.  A batch of
-queries reads HBase on the event loop itself (loop_reads.py; ``query_reads="threads"`` runs it in a batch
-thread instead); Thrift calls that block run in threads: writes in the write coalescer's batch threads,
-everything else in the executor the caller gives.  docs/benchmarks.md (gRPC) has the measurement that chose
-batches over a thread per call.
+Concurrent queries, and concurrent writes, share one batch of HBase calls, as in IndexStore.  Thrift calls
+block, so they run in threads: a batch of queries or writes in its coalescer's lane threads, everything else
+in the executor the caller gives
+(docs/decisions.md#a-grpcaio-server-whose-concurrent-calls-share-hbase-calls).
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from simhash_server.fingerprint import Recipe
 from simhash_server.index.claims import Claim
 from simhash_server.index.coalesce import AsyncCoalescer
 from simhash_server.index.gc import GcReport, OrphanEstimate, estimate_orphans, last_report
-from simhash_server.index.loop_reads import LoopReads
 from simhash_server.index.model import (
     MAX_DISTANCE,
     VERIFY_MAX_DISTANCE,
@@ -51,9 +49,7 @@ class AsyncIndexStore:
         self._executor = executor
         self._nearby: AsyncCoalescer[Probe, list[Near]]
         self._writes: AsyncCoalescer[list[tuple[bytes, Document]], int]
-        self._reads = LoopReads(store, executor) if store.config.query_reads == "loop" else None
-        near_many = self._reads.near_many if self._reads is not None else None
-        self._nearby, self._writes = store.coalescers(AsyncCoalescer, near_many)
+        self._nearby, self._writes = store.coalescers(AsyncCoalescer)
 
     @property
     def meta(self) -> IndexMeta | None:
@@ -141,6 +137,4 @@ class AsyncIndexStore:
     def close(self) -> None:
         self._nearby.close()
         self._writes.close()
-        if self._reads is not None:
-            self._reads.close()
         self.store.close()

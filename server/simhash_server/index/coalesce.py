@@ -1,7 +1,8 @@
 """Concurrent calls run as one batched call: the store's fixed cost per HBase call is paid once per batch.
 
 Every Thrift call costs CPU in this process, the gateway and the region server whatever it carries, and on
-a busy server that fixed cost is most of a small call (docs/benchmarks.md, gRPC).  A ``Coalescer`` lets
+a busy server that fixed cost is most of a small call
+(docs/decisions.md#a-grpcaio-server-whose-concurrent-calls-share-hbase-calls).  A ``Coalescer`` lets
 concurrent callers share it: each call queues its item, and a caller that finds a free lane takes the
 queued items (its own among them when it can) and runs them as one batch, while the others wait.  Nothing
 waits for a batch to fill: a lone caller runs at once, alone, so the added latency without load is nil,

@@ -7,11 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["QUERY_READS", "StoreConfig"]
-
-# Where serve reads a batch of queries from HBase: on its event loop (loop_reads.py), or in a batch thread
-# through the store's blocking calls, as every other caller does.
-QUERY_READS = ("loop", "threads")
+__all__ = ["StoreConfig"]
 
 
 @dataclass(frozen=True)
@@ -26,7 +22,8 @@ class StoreConfig:
     wal: bool = True
     # Concurrent calls share HBase calls (simhash_server.index.coalesce): at most this many batches at once, of
     # at most this many queries or documents each.  One query lane makes bigger batches, so fewer scans per
-    # query; two write lanes keep the region server busy with large batches.  docs/benchmarks.md (gRPC).
+    # query; two write lanes keep the region server busy with large batches
+    # (docs/decisions.md#a-grpcaio-server-whose-concurrent-calls-share-hbase-calls).
     query_lanes: int = 1
     write_lanes: int = 2
     batch_queries: int = 32
@@ -34,8 +31,3 @@ class StoreConfig:
     # The recipe a new index is created with (None: the newest).  An existing index is served with the one it
     # records; naming another here refuses to open it.
     fingerprint_version: str | None = None
-    query_reads: str = "loop"  # serve only: QUERY_READS
-
-    def __post_init__(self) -> None:
-        if self.query_reads not in QUERY_READS:
-            raise ValueError(f"query_reads must be one of {', '.join(QUERY_READS)}, got {self.query_reads!r}")

@@ -2,7 +2,7 @@
 
 A batch of probes is answered by two rounds of HBase calls: the drawer scans (scans.ScanPlan), then one
 fp2docs read of every candidate near enough to some probe.  What to ask and how to read the answers lives
-here, so the store's threads and serve's event loop (loop_reads.py) run the same steps with their own I/O.
+here, apart from the I/O (store.py, scans.py).
 """
 
 from __future__ import annotations
@@ -34,8 +34,7 @@ def near_candidates(probes: Sequence[Probe], found: Sequence[set[int]]) -> tuple
 
 
 def count_candidates(found: Sequence[set[int]]) -> None:
-    """The candidates of each probe of a batch answered (once, whichever way: a batch the event loop gave up
-    on is read again in a thread)."""
+    """The candidates of each probe of a batch answered, counted once."""
     for candidates in found:
         CANDIDATES.observe(len(candidates))
 
@@ -57,7 +56,7 @@ class Fp2docsRead:
 
     def request(self, table: bytes) -> tuple[str, dict[str, Any]]:
         """The one Thrift2 call reading them: most queries' one hit is a get, which costs the gateway and the
-        region server less than a multi-get of one (docs/benchmarks.md, more levers)."""
+        region server less than a multi-get of one."""
         if len(self._gets) == 1:
             return "get", {"table": table, "tget": self._gets[0]}
         return "getMultiple", {"table": table, "tgets": self._gets}

@@ -4,10 +4,9 @@ Thrift2's ``getScannerResults`` opens, reads and closes a scan in one call (happ
 The prefixes of every fingerprint in a batch are grouped by the region holding them, and each group is read
 by one scan (a MultiRowRangeFilter over its prefixes, keys only): as many Thrift calls as regions touched,
 however many fingerprints.  One thread writes every scan's request, each on a connection of its own, then
-reads the replies: the gateway runs them in parallel, and this process hands nothing between threads (against
-a thread per scan: CPU per call 0.55x, p50 0.83x; docs/decisions.md); serve's event loop
-reads the same scans with asyncio (loop_reads.py).  Region boundaries are a cached hint: a stale one costs
-speed, never a row.
+reads the replies: the gateway runs them in parallel, and this process hands nothing between threads
+(docs/decisions.md#a-querys-drawer-scans-grouped-by-region-pipelined-from-one-thread).  Region boundaries
+are a cached hint: a stale one costs speed, never a row.
 """
 
 from __future__ import annotations

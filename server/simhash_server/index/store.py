@@ -2,7 +2,7 @@
 
 Writes go through happybase (Thrift1 ``mutateRows``, one call per table per batch); drawer scans through
 Thrift2 (scans.py).  Concurrent queries, and concurrent writes, share their HBase calls (coalesce.py): under
-load, one scan per region answers many queries.  docs/benchmarks.md has the measurements behind these choices.
+load, one scan per region answers many queries (docs/decisions.md has the figures behind these choices).
 
 Tables (see simhash_schema.tables, row codecs in keys.py): drawers (13-byte keys, empty value), fp2docs
 (fingerprint -> one column per document id, whose value is the document's verification sketch, empty for a
@@ -121,13 +121,12 @@ class IndexStore:
         self.meta: IndexMeta | None = None
         self.recipe: Recipe = recipe_of(config.fingerprint_version or FINGERPRINT_VERSION)  # until open() reads it
 
-    def coalescers(self, kind: Callable[..., C], near_many: Callable[..., Any] | None = None) -> tuple[C, C]:
-        """The query and write coalescers over this store's batch calls (or ``near_many`` for queries), of
-        ``kind`` (Coalescer for threads, AsyncCoalescer for an event loop), sized by the config."""
+    def coalescers(self, kind: Callable[..., C]) -> tuple[C, C]:
+        """The query and write coalescers over this store's batch calls, of ``kind`` (Coalescer for threads,
+        AsyncCoalescer for an event loop), sized by the config."""
         config = self.config
-        queries = near_many or self.near_many
         return (
-            kind(queries, config.batch_queries, config.query_lanes, BATCH_CALLS.labels("queries").observe),
+            kind(self.near_many, config.batch_queries, config.query_lanes, BATCH_CALLS.labels("queries").observe),
             kind(self.write_many, config.batch_documents, config.write_lanes, BATCH_CALLS.labels("writes").observe),
         )
 

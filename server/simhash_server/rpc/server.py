@@ -1,9 +1,9 @@
 """The gRPC server: the SimHashIndex service, standard health checking, reflection, metrics, graceful stop.
 
 Setup is split into small `_configure_*` steps.  The server is grpc.aio: a call waiting on HBase is a
-suspended coroutine rather than a blocked thread, and it served 1.35x the queries/s of the thread-pool
-server on this 2-core machine (docs/benchmarks.md, gRPC).  ``serve_forever`` runs it on the main thread;
-``start``/``stop`` run it on a thread of its own, for tests and for embedding.
+suspended coroutine rather than a blocked thread, which serves more queries per core than a thread pool
+(docs/decisions.md#a-grpcaio-server-whose-concurrent-calls-share-hbase-calls).  ``serve_forever`` runs it
+on the main thread; ``start``/``stop`` run it on a thread of its own, for tests and for embedding.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from simhash_server.rpc.status import NotFound, abort
 __all__ = ["SimHashIndexService"]
 
 R = TypeVar("R")
-# Texts up to this many characters are fingerprinted on the event loop (under about 0.3 ms); longer ones in a
+# Texts up to this many characters are fingerprinted on the event loop (a fraction of a millisecond); longer ones in a
 # worker thread, so that one long text does not stall every other call.
 INLINE_TEXT_CHARS = 8_192
 

@@ -6,7 +6,8 @@ meanwhile: without a warm-up the first callers pay for it.  How many queries tha
 machine and on what the JVMs did before (their compilers' backlog drains in seconds of CPU, not in a count of
 calls), so a fixed count either stops while they still compile or asks for more than needed.  The warm-up
 therefore asks at least ``minimum`` queries, then goes on in rounds until the median latency of a round stops
-falling (``Settling``), within ``seconds`` in all (docs/benchmarks.md, warm-up).
+falling (``Settling``), within ``seconds`` in all
+(docs/decisions.md#serve-warms-up-until-settled-before-it-reports-serving).
 
 Half the queries are random (a miss: drawer scans only), half a few bits from stored fingerprints (a hit: the
 fp2docs read too, another path to compile).

@@ -4,7 +4,7 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * Row keys and cells of the index, as simhash_server/index/keys.py and writes.py define them. A unit test
- * (tests/unit/test_hfile_codec.py) compares {@link #drawerKeys} with keys.py on random fingerprints.
+ * (GoldenTest) and tests/unit/test_golden_codec.py hold both to tests/golden/drawer-keys.tsv.
  */
 final class Codec {
   static final int[] SEGMENTS = {13, 13, 13, 13, 12};

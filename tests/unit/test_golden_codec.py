@@ -1,0 +1,39 @@
+"""The row-key codec and the sketch comparison against the golden files the Java jobs' JUnit tests read too
+(server/mapreduce/src/test): both languages are held to one definition."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from simhash_server.fingerprint.sketch import comparable, similarity
+from simhash_server.index.keys import decode_key, drawer_keys
+
+pytestmark = pytest.mark.unit
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+
+
+def _rows(name: str) -> list[list[str]]:
+    lines = (GOLDEN / name).read_text().splitlines()
+    return [line.split("\t") for line in lines if line and not line.startswith("#")]
+
+
+def test_drawer_keys_are_the_golden_ones() -> None:
+    rows = _rows("drawer-keys.tsv")
+    assert len(rows) > 50
+    for fp_hex, keys in rows:
+        fp = int(fp_hex, 16)
+        assert [k.hex() for k in drawer_keys(fp)] == keys.split(","), fp_hex
+        assert [decode_key(bytes.fromhex(k))[1:] for k in keys.split(",")] == [(flag, fp) for flag in range(10)]
+
+
+def test_sketch_similarities_are_the_golden_ones() -> None:
+    rows = _rows("sketch-pairs.tsv")
+    assert {version for version, *_ in rows} == {"v1", "v2", "v3", "v4", "v4-nofold"}
+    assert any(float(s) == 1.0 for *_, s in rows) and any(0.5 < float(s) < 1.0 for *_, s in rows)
+    for version, a, b, expected in rows:
+        sa, sb = bytes.fromhex(a), bytes.fromhex(b)
+        assert comparable(sa, sb), version
+        assert float(similarity(sa, sb)) == float(expected), (version, expected)
