@@ -1,4 +1,4 @@
-"""README's testcontainers example, run as written: a user's conftest and test, in a directory of their own."""
+"""docs/deploy.md's testcontainers example, run as written: a user's conftest and test, in a directory of their own."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+GUIDE = (Path(__file__).resolve().parents[2] / "docs" / "deploy.md").read_text(encoding="utf-8")
 
 
 def _containers_of(image: str) -> set[str]:
@@ -16,15 +16,15 @@ def _containers_of(image: str) -> set[str]:
 
 
 def _blocks_after(heading: str, count: int) -> list[str]:
-    start = README.index(heading)
-    return re.compile(r"```python\n(.*?)```", re.S).findall(README, start)[:count]
+    start = GUIDE.index(heading)
+    return re.compile(r"```python\n(.*?)```", re.S).findall(GUIDE, start)[:count]
 
 
 def test_the_readme_fixture_example_passes_as_written(images, tmp_path) -> None:
     from simhash_client.testing import HBASE_IMAGE, SERVER_IMAGE
 
     before = _containers_of(HBASE_IMAGE) | _containers_of(SERVER_IMAGE)
-    conftest, test = _blocks_after("### Testing your service against simhash-index", 2)
+    conftest, test = _blocks_after("## Testing your service against simhash-index", 2)
     assert "pytest_plugins" in conftest and "def test_" in test
     (tmp_path / "conftest.py").write_text(conftest, encoding="utf-8")
     (tmp_path / "test_example.py").write_text(test, encoding="utf-8")

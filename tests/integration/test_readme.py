@@ -1,4 +1,4 @@
-"""README's examples run as written, against a real server on a real HBase."""
+"""The examples of README and docs/security.md run as written, against a real server on a real HBase."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def _block(after: str, language: str) -> str:
-    start = README.index(after)
-    match = re.compile(rf"```{language}\n(.*?)```", re.S).search(README, start)
+def _block(after: str, language: str, document: str = "README.md") -> str:
+    text = (ROOT / document).read_text(encoding="utf-8")
+    start = text.index(after)
+    match = re.compile(rf"```{language}\n(.*?)```", re.S).search(text, start)
     assert match, f"no ```{language} block after {after!r}"
     return match.group(1)
 
@@ -66,7 +67,7 @@ def test_security_example_serves_tls_with_tokens(index, tmp_path: Path) -> None:
     Python example calls with the write token."""
     if shutil.which("openssl") is None:
         pytest.skip("openssl is not installed")
-    lines = _block("## Security", "sh").strip().splitlines()
+    lines = _block("# Security", "sh", "docs/security.md").strip().splitlines()
     for line in lines[:2]:
         subprocess.run(line, shell=True, cwd=tmp_path, check=True, capture_output=True, timeout=60)
     from simhash_deploy import Ports
@@ -83,7 +84,7 @@ def test_security_example_serves_tls_with_tokens(index, tmp_path: Path) -> None:
     proc = subprocess.Popen(serve, shell=True, cwd=tmp_path, env=env, start_new_session=True)
     try:
         write_token = (tmp_path / "tokens").read_text().split()[1]
-        code = _block("A caller with the write token", "python")
+        code = _block("A caller with the write token", "python", "docs/security.md")
         run_env = {**os.environ, "SIMHASH_TARGET": f"127.0.0.1:{port}", "SIMHASH_TOKEN": write_token}
         for _ in range(60):  # until the server listens
             result = subprocess.run(

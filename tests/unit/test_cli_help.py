@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from click.testing import CliRunner
 
 from simhash_server.cli import main
@@ -16,3 +18,11 @@ def test_schema_apply_names_the_version_a_new_index_gets() -> None:
     assert short_name(FINGERPRINT_VERSION) == max(
         NAMES, key=lambda name: (int(name[1:].split("-")[0]), "-" not in name)
     )  # "the newest" holds
+
+
+def test_every_command_is_documented_in_the_readme() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    commands = sorted(main.commands)
+    assert {"serve", "query", "hfile-load"} <= set(commands)
+    missing = [c for c in commands if f"`simhash-index {c}" not in readme and f"`{c}`" not in readme]
+    assert not missing, f"commands README does not name: {missing}"
