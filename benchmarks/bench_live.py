@@ -51,7 +51,7 @@ import numpy as np
 from _common import CLK_TCK, cpu_seconds, percentile, probes, serving
 
 from simhash_deploy import LocalHBase, Ports
-from simhash_deploy.hbase_local import GARBAGE_COLLECTORS
+from simhash_deploy.jvm import GARBAGE_COLLECTORS
 from simhash_schema import apply_schema, connect, index_tables
 from simhash_schema.tables import IndexTables
 from simhash_server.index.model import Document

@@ -3,7 +3,7 @@ ROLE` (deploy/cluster.yaml runs one container per role).
 
 Roles: zookeeper, namenode, datanode, master, regionserver, thrift (both gateways).  All of them are the
 jars `make jars` fetched from Maven Central (HBase 2.6.1 and the Hadoop 2.10.2 it is built against; the
-NameNode and DataNode are Hadoop's own classes from hadoop-hdfs), with hbase_local.py's JVM flags.  Each
+NameNode and DataNode are Hadoop's own classes from hadoop-hdfs), with jvm.py's JVM flags.  Each
 role writes its configuration under $SIMHASH_HBASE_DATA/conf, then runs its JVM in the foreground, logging
 to the console (`docker logs`).  `... check ROLE` is the health check: the role's port answers (for thrift,
 a Thrift call does; a region server must also be registered with the master).  `... regions unload|load
@@ -27,16 +27,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from simhash_deploy.hbase_local import (
-    AIRCOMPRESSOR_CODECS,
-    JDK17_FLAGS,
-    JIT_FLAGS,
-    THRIFT1_CLASS,
-    THRIFT2_CLASS,
-    log4j2_properties,
-    project_root,
-    site_xml,
-)
+from simhash_deploy.hbase_local import THRIFT1_CLASS, THRIFT2_CLASS
+from simhash_deploy.home import ASSEMBLY, project_root
+from simhash_deploy.jvm import JDK17_FLAGS, JIT_FLAGS, log4j2_properties
+from simhash_deploy.site import AIRCOMPRESSOR_CODECS, site_xml
 
 __all__ = ["ROLES", "main"]
 
@@ -114,7 +108,7 @@ def write_config(conf: Path) -> None:
 
 
 def java(main_class: str, args: list[str], conf: Path) -> list[str]:
-    lib = project_root() / "deploy" / "hbase-local" / "target" / "lib"
+    lib = project_root() / ASSEMBLY / "target" / "lib"
     heap = _env("SIMHASH_HEAP_MB", "512")
     return [
         "java",

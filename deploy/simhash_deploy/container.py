@@ -1,7 +1,7 @@
 """HBase in a container: the local launcher's HBase in the foreground, as the HBase image's entrypoint.
 
 ``python -m simhash_deploy.container run`` starts the same three JVMs as ``simhash-index hbase start``,
-with the same site properties and JVM flags (hbase_local.py is the one source of both), except that the
+with the same site properties and JVM flags (site.py and jvm.py are the one source of both), except that the
 Thrift gateways listen on 0.0.0.0 and the data lives in a volume.  It prints READY_LINE once a table round
 trip through Thrift passes, stops everything on SIGTERM, and exits non-zero as soon as a JVM dies (the
 container then stops, and its restart policy decides).  ``... check`` is the image's health check.
@@ -21,7 +21,9 @@ import sys
 import threading
 from pathlib import Path
 
-from simhash_deploy.hbase_local import HBaseError, LocalHBase, Ports
+from simhash_deploy.hbase_local import LocalHBase
+from simhash_deploy.home import HBaseError
+from simhash_deploy.processes import Ports
 
 __all__ = ["READY_LINE", "configured", "main"]
 

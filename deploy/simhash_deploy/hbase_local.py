@@ -4,187 +4,33 @@ One JVM runs ZooKeeper, the master and a region server (``HMaster start`` with
 ``hbase.cluster.distributed=false``); two more run the Thrift1 gateway (what
 happybase speaks) and the Thrift2 gateway (split keys, column family settings,
 one-call scans).  Everything lives under one ``var`` directory: configuration,
-data, logs, pid files and a ``state.json`` naming the ports.
+data, logs, pid files and a ``state.json`` naming the ports.  Its parts: home.py
+(where the jars are), site.py (hbase-site.xml), jvm.py (flags), processes.py,
+admin.py (flushes and compactions through HBase's Admin API).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from xml.sax.saxutils import escape
 
-__all__ = [
-    "AIRCOMPRESSOR_CODECS",
-    "GARBAGE_COLLECTORS",
-    "JDK17_FLAGS",
-    "JIT_FLAGS",
-    "HBaseError",
-    "LocalHBase",
-    "Ports",
-    "Process",
-    "project_root",
-    "site_xml",
-]
+from simhash_deploy import admin
+from simhash_deploy.home import ASSEMBLY, HBaseError, project_root
+from simhash_deploy.jvm import GARBAGE_COLLECTORS, JDK17_FLAGS, JIT_FLAGS, java_binary, log4j2_properties
+from simhash_deploy.processes import Ports, Process, alive, marked_pids, port_open, terminate
+from simhash_deploy.site import COMPACTION_BOUNDS, COMPACTION_MIB_PER_S, site_xml, standalone_properties
+
+__all__ = ["MASTER_CLASS", "THRIFT1_CLASS", "THRIFT2_CLASS", "LocalHBase"]
 
 MASTER_CLASS = "org.apache.hadoop.hbase.master.HMaster"
 THRIFT1_CLASS = "org.apache.hadoop.hbase.thrift.ThriftServer"
 THRIFT2_CLASS = "org.apache.hadoop.hbase.thrift2.ThriftServer"
 PROBE_TABLE = "simhash_launcher_probe"
-
-# The module flags HBase's own bin/hbase passes on JDK 11+ (HBASE-28261 and neighbours).
-JDK17_FLAGS = [
-    "-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true",
-    "--add-modules",
-    "jdk.unsupported",
-    "--add-opens",
-    "java.base/java.io=ALL-UNNAMED",
-    "--add-opens",
-    "java.base/java.nio=ALL-UNNAMED",
-    "--add-opens",
-    "java.base/sun.nio.ch=ALL-UNNAMED",
-    "--add-opens",
-    "java.base/java.lang=ALL-UNNAMED",
-    "--add-opens",
-    "java.base/jdk.internal.ref=ALL-UNNAMED",
-    "--add-opens",
-    "java.base/java.lang.reflect=ALL-UNNAMED",
-    "--add-opens",
-    "java.base/java.util=ALL-UNNAMED",
-    "--add-opens",
-    "java.base/java.util.concurrent=ALL-UNNAMED",
-    "--add-exports",
-    "java.base/jdk.internal.misc=ALL-UNNAMED",
-    "--add-exports",
-    "java.security.jgss/sun.security.krb5=ALL-UNNAMED",
-    "--add-exports",
-    "java.base/sun.net.dns=ALL-UNNAMED",
-    "--add-exports",
-    "java.base/sun.net.util=ALL-UNNAMED",
-    "-Djava.net.preferIPv4Stack=true",
-]
-
-
-# Pure-Java codecs (hbase-compression-aircompressor) for the families' compression.  HBase resolves them from
-# the hbase-site.xml on its JVM's class path, so every JVM writing or reading HFiles needs these lines.
-AIRCOMPRESSOR_CODECS = {
-    "hbase.io.compress.snappy.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.SnappyCodec",
-    "hbase.io.compress.lz4.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec",
-    "hbase.io.compress.zstd.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.ZstdCodec",
-}
-
-
-def site_xml(properties: dict[str, str], comment: str) -> str:
-    body = "".join(
-        f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>\n" for k, v in properties.items()
-    )
-    return f'<?xml version="1.0"?>\n<!-- {comment} -->\n<configuration>\n{body}</configuration>\n'
-
-
-def log4j2_properties(console: bool = False) -> str:
-    """HBase's logging: to ${hbase.log.dir}/${hbase.log.file}, or to the console (a container's log)."""
-    appender = (
-        "appender.out.type = Console\n"
-        if console
-        else "appender.out.type = File\nappender.out.fileName = ${sys:hbase.log.dir}/${sys:hbase.log.file}\n"
-    )
-    return (
-        f"status = warn\n{appender}appender.out.name = out\nappender.out.layout.type = PatternLayout\n"
-        "appender.out.layout.pattern = %d{ISO8601} %-5p [%t] %c{2}: %m%n\nrootLogger = INFO, out\n"
-        "logger.zookeeper.name = org.apache.zookeeper\nlogger.zookeeper.level = WARN\n"
-        "logger.hadoop.name = org.apache.hadoop\nlogger.hadoop.level = WARN\n"
-        "logger.hdfs.name = org.apache.hadoop.hdfs.server\nlogger.hdfs.level = INFO\n"  # NameNode, DataNode
-        "logger.hbase.name = org.apache.hadoop.hbase\nlogger.hbase.level = INFO\n"
-    )
-
-
-class HBaseError(RuntimeError):
-    """The local HBase could not be fetched, started, or stopped."""
-
-
-def project_root() -> Path:
-    """The checkout holding ``deploy/hbase-local/pom.xml``: $SIMHASH_HOME, else the cwd or a parent."""
-    env = os.environ.get("SIMHASH_HOME")
-    candidates = [Path(env)] if env else [Path.cwd(), *Path.cwd().parents]
-    candidates.append(Path(__file__).resolve().parents[2])  # editable install
-    for path in candidates:
-        if (path / "deploy" / "hbase-local" / "pom.xml").is_file():
-            return path.resolve()
-    raise HBaseError("cannot find deploy/hbase-local/pom.xml: run from the simhash-index checkout or set SIMHASH_HOME")
-
-
-@dataclass(frozen=True)
-class Ports:
-    zookeeper: int = 2181
-    thrift: int = 9090
-    thrift2: int = 9091
-
-    @classmethod
-    def free(cls) -> Ports:
-        """Three ports the kernel says are free now (for tests beside a running `make run`)."""
-        socks = [socket.socket() for _ in range(3)]
-        try:
-            for s in socks:
-                s.bind(("127.0.0.1", 0))
-            zk, t1, t2 = (s.getsockname()[1] for s in socks)
-        finally:
-            for s in socks:
-                s.close()
-        return cls(zookeeper=zk, thrift=t1, thrift2=t2)
-
-
-@dataclass(frozen=True)
-class Process:
-    """One of the three JVMs: its name, main class, arguments, heap and the port that proves it up."""
-
-    name: str
-    main_class: str
-    args: tuple[str, ...]
-    heap_mb: int
-    port: int
-
-
-def _port_open(port: int, host: str = "127.0.0.1") -> bool:
-    with socket.socket() as s:
-        s.settimeout(0.5)
-        return s.connect_ex((host, port)) == 0
-
-
-def _alive(pid: int, marker: str) -> bool:
-    """True if ``pid`` runs and its command line holds ``marker`` (a reused pid is not ours)."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        status = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
-    except OSError:
-        return False
-    # cmdline is NUL-separated: match whole arguments, so /var/hbase does not match /var/hbase2.
-    return bool(status) and status[0] != "Z" and f"\0{marker}\0".encode() in b"\0" + cmdline
-
-
-# The JVMs' garbage collector.  G1 by default: JDK 17's ZGC is not generational, so it marks every memstore
-# cell in every cycle, and on a small machine that costs queries more than G1's pauses do
-# (docs/decisions.md#g1-the-jdks-default-collector-on-every-launcher-jvm).
-GARBAGE_COLLECTORS = {"G1": "-XX:+UseG1GC", "ZGC": "-XX:+UseZGC", "Shenandoah": "-XX:+UseShenandoahGC"}
-# The JIT compiles a method after a quarter of the calls it waits for by default, so a few thousand queries
-# (serve's warm-up) compile the gateway's and the region server's read path, not tens of thousands
-# (docs/decisions.md#jit-compile-thresholds-scaled-by-025-on-every-launcher-jvm).
-JIT_FLAGS = ["-XX:CompileThresholdScaling=0.25"]
-# The region server's compaction throughput bounds (bytes/s).  HBase picks a rate between them by compaction
-# pressure, 50-100 MiB/s by default: more than two cores compact, so a compaction takes the cores queries need.
-# The launcher sets both to COMPACTION_MIB_PER_S
-# (docs/decisions.md#compaction-throughput-limited-to-10-mibs-on-the-launchers-region-server).
-COMPACTION_BOUNDS = (
-    "hbase.hstore.compaction.throughput.lower.bound",
-    "hbase.hstore.compaction.throughput.higher.bound",
-)
-COMPACTION_MIB_PER_S = 10
 
 
 class LocalHBase:
@@ -228,11 +74,11 @@ class LocalHBase:
     # -- layout ---------------------------------------------------------------
     @property
     def pom(self) -> Path:
-        return self.home / "deploy" / "hbase-local" / "pom.xml"
+        return self.home / ASSEMBLY / "pom.xml"
 
     @property
     def lib_dir(self) -> Path:
-        return self.home / "deploy" / "hbase-local" / "target" / "lib"
+        return self.home / ASSEMBLY / "target" / "lib"
 
     @property
     def conf_dir(self) -> Path:
@@ -297,37 +143,14 @@ class LocalHBase:
 
     # -- configuration --------------------------------------------------------
     def site_properties(self) -> dict[str, str]:
-        data = self.var_dir
-        props = {
-            "hbase.cluster.distributed": "false",
-            "hbase.rootdir": (data / "data").as_uri(),
-            "hbase.tmp.dir": str(data / "tmp"),
-            "hbase.zookeeper.quorum": "127.0.0.1",
-            "hbase.zookeeper.property.clientPort": str(self.ports.zookeeper),
-            "hbase.zookeeper.property.dataDir": str(data / "zk"),
-            # The local filesystem has no hflush/hsync capability; standalone mode accepts that.
-            "hbase.unsafe.stream.capability.enforce": "false",
-            "hbase.wal.provider": "filesystem",
-            "hbase.master.info.port": "-1",
-            "hbase.regionserver.info.port": "-1",
-            "hbase.localcluster.assign.random.ports": "true",
-            "hbase.master.ipc.address": "127.0.0.1",
-            "hbase.regionserver.ipc.address": "127.0.0.1",
-            "hbase.master.hostname": "localhost",
-            "hbase.unsafe.regionserver.hostname": "localhost",
-            "hbase.thrift.info.port": "-1",
-            "hbase.regionserver.thrift.ipaddress": self.thrift_bind,
-            "hbase.thrift.server.socket.read.timeout": str(self.thrift_idle_timeout_ms),
-            # Archive the store files a compaction replaced after 10 s, not HBase's 2 minutes: flush(compact=True)
-            # waits for that, so sizes measured right after a major compaction count each row once.
-            "hbase.hfile.compaction.discharger.interval": "10000",
-            **AIRCOMPRESSOR_CODECS,
-        }
-        if self.offheap_cache_mb:  # data blocks in an off-heap BucketCache; index and bloom blocks stay on the heap
-            props["hbase.bucketcache.ioengine"] = "offheap"
-            props["hbase.bucketcache.size"] = str(self.offheap_cache_mb)
-        if self.compaction_mib_per_s:
-            props |= dict.fromkeys(COMPACTION_BOUNDS, str(self.compaction_mib_per_s << 20))
+        props = standalone_properties(
+            self.var_dir,
+            self.ports.zookeeper,
+            self.thrift_bind,
+            self.thrift_idle_timeout_ms,
+            self.offheap_cache_mb,
+            self.compaction_mib_per_s,
+        )
         return {**props, **self.site}
 
     def write_config(self, overrides: Mapping[str, str] | None = None) -> None:
@@ -337,12 +160,8 @@ class LocalHBase:
         (self.conf_dir / "log4j2.properties").write_text(log4j2_properties())
 
     def java_command(self, proc: Process) -> list[str]:
-        java_home = os.environ.get("JAVA_HOME")
-        java = (java_home and shutil.which("java", path=f"{java_home}/bin")) or shutil.which("java")
-        if java is None:
-            raise HBaseError("java is not installed; HBase 2.6 needs JDK 17 (apt-get install openjdk-17-jdk-headless)")
         return [
-            java,
+            java_binary(),
             f"-Xms{proc.heap_mb}m",
             f"-Xmx{proc.heap_mb}m",
             GARBAGE_COLLECTORS[self.gc],
@@ -389,7 +208,7 @@ class LocalHBase:
             pid = int(pid_file.read_text().strip())
         except (OSError, ValueError):
             return None
-        if _alive(pid, f"-Dsimhash.var={self.var_dir}") and _alive(pid, proc.main_class):
+        if alive(pid, f"-Dsimhash.var={self.var_dir}") and alive(pid, proc.main_class):
             return pid
         pid_file.unlink(missing_ok=True)
         return None
@@ -402,7 +221,7 @@ class LocalHBase:
                 "pid": pid,
                 "running": pid is not None,
                 "port": proc.port,
-                "listening": pid is not None and _port_open(proc.port),
+                "listening": pid is not None and port_open(proc.port),
                 "log": str(self.log_dir / f"{proc.name}.log"),
             }
         return report
@@ -435,7 +254,7 @@ class LocalHBase:
         return True
 
     def _launch(self, proc: Process) -> None:
-        if _port_open(proc.port):
+        if port_open(proc.port):
             raise HBaseError(
                 f"port {proc.port} for the {proc.name} is already taken by another program; "
                 "choose other ports (see `simhash-index hbase start --help`)"
@@ -463,7 +282,7 @@ class LocalHBase:
                     raise HBaseError(
                         f"the {name} exited with status {child.returncode} during start-up:\n{self.log_tail(name)}"
                     )
-            if all(_port_open(p.port) for p in self.processes()) and self._tables_answer():
+            if all(port_open(p.port) for p in self.processes()) and self._tables_answer():
                 # Listing tables succeeds while the master still initialises; a write proves the region server.
                 self._probe_round_trip(timeout_ms=int(max(deadline - time.monotonic(), 5) * 1000))
                 return
@@ -538,59 +357,14 @@ class LocalHBase:
         self._admin([], timeout, reload=True)
 
     def _admin(self, tables: list[str], timeout: float, compact: bool = False, reload: bool = False) -> None:
-        """flush.jsh: reread hbase-site.xml (``reload``), then flush, and with ``compact`` major-compact, ``tables``."""
-        jshell = shutil.which("jshell")
-        if jshell is None:
-            raise HBaseError("jshell (JDK 17) is needed to flush tables")
-        script = self.home / "deploy" / "hbase-local" / "flush.jsh"
-        cmd = [
-            jshell,
-            "-R-Dtables=" + ",".join(tables),
-            f"-R-Dcompact={str(compact).lower()}",
-            f"-R-Dreload={str(reload).lower()}",
-            # the log4j2 configuration names its file by these: without them it writes to ./${sys:...}
-            f"-R-Dhbase.log.dir={self.log_dir}",
-            "-R-Dhbase.log.file=flush.log",
-            "--class-path",
-            f"{self.conf_dir}:{self.lib_dir}/*",
-            str(script),
-        ]
-        result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        done = "compacted " if compact else "flushed "
-        finished = [line for line in result.stdout.splitlines() if line.startswith(done)]
-        if result.returncode != 0 or len(finished) != len(tables):
-            raise HBaseError(f"flush of {tables} failed:\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
+        admin.run_script(self.home, self.conf_dir, self.lib_dir, self.log_dir, tables, timeout, compact, reload)
 
     def _wait_discharged(self, tables: list[str], timeout: float) -> None:
-        """Wait until the files a major compaction replaced are gone from the regions' directories.
-
-        HBase archives them when its discharger next runs (every 10 s here, site_properties); until then
-        table_bytes would count the table about twice."""
-        deadline = time.monotonic() + timeout
-        while True:
-            crowded = [t for t in tables for family in self._family_dirs(t) if sum(1 for _ in family.iterdir()) > 1]
-            if not crowded:
-                return
-            if time.monotonic() > deadline:
-                raise HBaseError(f"compacted-away store files of {crowded} were not archived within {timeout:.0f} s")
-            time.sleep(2)
-
-    def _family_dirs(self, table: str) -> list[Path]:
-        ns, _, name = table.rpartition(":")
-        base = self.var_dir / "data" / "data" / (ns or "default") / name
-        return [
-            p for p in base.glob("*/*") if p.is_dir() and not p.name.startswith(".") and p.name != "recovered.edits"
-        ]
+        admin.wait_discharged(self.var_dir, tables, timeout)
 
     def table_bytes(self, table: str) -> int:
         """Bytes of the table's store files on disk (after a flush)."""
-        ns, _, name = table.rpartition(":")
-        base = self.var_dir / "data" / "data" / (ns or "default") / name
-        return sum(
-            p.stat().st_size
-            for p in base.glob("*/*/*")
-            if p.is_file() and not p.parent.name.startswith(".") and p.parent.name != "recovered.edits"
-        )
+        return admin.table_bytes(self.var_dir, table)
 
     def stop_process(self, name: str, timeout: float = 60.0) -> bool:
         """Stop one process (say a Thrift gateway, to rehearse an outage); start() brings it back."""
@@ -605,18 +379,7 @@ class LocalHBase:
         return True
 
     def _terminate(self, pid: int, proc: Process, timeout: float) -> None:
-        marker = f"-Dsimhash.var={self.var_dir}"
-        for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 10.0)):
-            try:
-                os.killpg(pid, sig)
-            except ProcessLookupError:
-                return
-            deadline = time.monotonic() + wait
-            while time.monotonic() < deadline:
-                if not _alive(pid, marker):
-                    return
-                time.sleep(0.2)
-        raise HBaseError(f"the {proc.name} (pid {pid}) survived SIGKILL")
+        terminate(pid, f"-Dsimhash.var={self.var_dir}", proc.name, timeout)
 
     def exited(self) -> dict[str, int]:
         """The processes this object started that have since exited, with their exit status."""
@@ -632,11 +395,4 @@ class LocalHBase:
 
     def java_pids(self) -> Iterator[int]:
         """Every live process started for this ``var_dir`` (used to prove stop() left nothing behind)."""
-        marker = f"\0-Dsimhash.var={self.var_dir}\0".encode()
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    if marker in b"\0" + (entry / "cmdline").read_bytes():
-                        yield int(entry.name)
-                except OSError:
-                    continue
+        return marked_pids(f"-Dsimhash.var={self.var_dir}")

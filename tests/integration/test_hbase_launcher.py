@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from simhash_deploy import LocalHBase, Ports
-from simhash_deploy.hbase_local import COMPACTION_BOUNDS
+from simhash_deploy.site import COMPACTION_BOUNDS
 
 
 def _require_local(hbase) -> LocalHBase:

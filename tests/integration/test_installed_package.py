@@ -1,9 +1,12 @@
 """The package runs outside the checkout: a wheel installed into a fresh venv applies the schema from an
-unrelated directory (the Thrift2 IDL comes from the package, not from deploy/ or the working directory)."""
+unrelated directory (the Thrift2 IDL comes from the package, not from deploy/ or the working directory), and
+runs the local HBase (its Maven assembly comes from the package too)."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import uuid
@@ -76,3 +79,44 @@ def test_an_installed_wheel_applies_the_schema_from_another_directory(
         assert not location.stdout.strip().startswith(str(ROOT))  # the installed copy, not the checkout's
     finally:
         drop(index_tables(prefix))
+
+
+def test_an_installed_wheel_runs_the_local_hbase_outside_the_checkout(installed: Path, tmp_path: Path) -> None:
+    """`simhash-index hbase start` from the wheel alone: its Maven assembly is seeded into a home under the
+    user's data directory, Maven fetches the jars there, and a real HBase answers on the ports asked for."""
+    from simhash_deploy import Ports
+
+    tools = [shutil.which(name) for name in ("java", "mvn")]
+    if not all(tools):
+        pytest.skip("java and mvn are needed (make deps)")
+    ports = Ports.free()
+    var = tmp_path / "var"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {
+        "PATH": ":".join([str(installed), *(str(Path(t).parent) for t in tools if t)]),  # type: ignore[arg-type]
+        "HOME": str(tmp_path),  # the data directory falls under it: ~/.local/share/simhash-index
+        "MAVEN_OPTS": f"-Dmaven.repo.local={Path.home() / '.m2' / 'repository'}",  # the jars make jars cached
+        **({"JAVA_HOME": os.environ["JAVA_HOME"]} if "JAVA_HOME" in os.environ else {}),
+    }
+    where = ["--var-dir", str(var)]
+    start = [*where, "--zk-port", str(ports.zookeeper), "--thrift-port", str(ports.thrift)]
+    start += ["--thrift2-port", str(ports.thrift2), "--master-heap-mb", "768"]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [str(installed / "simhash-index"), "hbase", *args]
+        return subprocess.run(command, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=600)
+
+    try:
+        started = run("start", *start)
+        assert started.returncode == 0, started.stdout + started.stderr
+        home = tmp_path / ".local" / "share" / "simhash-index" / "deploy" / "hbase-local"
+        assert (home / "pom.xml").read_bytes() == (ROOT / "deploy" / "hbase-local" / "pom.xml").read_bytes()
+        assert (home / "target" / "lib" / ".complete").is_file()
+        status = run("status", *where)
+        assert status.returncode == 0, status.stdout + status.stderr
+        assert str(ports.thrift) in status.stdout and str(ports.thrift2) in status.stdout
+    finally:
+        stopped = run("stop", *where)
+    assert stopped.returncode == 0, stopped.stderr
+    assert run("status", *where).returncode == 1  # nothing left running

@@ -133,7 +133,8 @@ class JobRunner:
         return [*defines, command, *pairs]
 
     def _local(self, command: str, args: dict[str, str], staging: Path, main_class: str) -> list[str]:
-        from simhash_deploy.hbase_local import AIRCOMPRESSOR_CODECS, JDK17_FLAGS, site_xml
+        from simhash_deploy.jvm import JDK17_FLAGS
+        from simhash_deploy.site import AIRCOMPRESSOR_CODECS, site_xml
 
         conf = staging.resolve() / "conf"  # absolute: the job runs in the staging directory
         conf.mkdir(exist_ok=True)

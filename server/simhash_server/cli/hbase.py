@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from simhash_deploy.hbase_local import COMPACTION_MIB_PER_S, GARBAGE_COLLECTORS
+from simhash_deploy.jvm import GARBAGE_COLLECTORS
+from simhash_deploy.site import COMPACTION_MIB_PER_S
 from simhash_server.cli.options import apply_options
 
 if TYPE_CHECKING:
