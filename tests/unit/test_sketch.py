@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import numpy as np
@@ -11,7 +12,6 @@ from hypothesis import strategies as st
 
 from simhash_server.fingerprint.sketch import (
     FORMATS,
-    SKETCH_BINS,
     SKETCH_BYTES,
     SketchError,
     bin_minima,
@@ -21,9 +21,21 @@ from simhash_server.fingerprint.sketch import (
 from simhash_server.fingerprint.sketch import sketch as sketch_in
 
 
-def sketch(tokens: list[str]) -> bytes:
-    """Format 1 (recipe v1's), whose estimates these tests check; formats 2 and 3 have tests of their own."""
-    return sketch_in(tokens, FORMATS[1])
+def sketch(tokens: list[str], code: int = 1) -> bytes:
+    """A sketch of format ``code``: 1 (recipe v1's) or 2 (v2's and v3's), whose Jaccard estimates the tests
+    parametrized by ``code`` check alike; format 3's containment has tests of its own."""
+    return sketch_in(tokens, FORMATS[code])
+
+
+def standard_error(j: float, code: int) -> float:
+    """Of a b-bit minwise estimate over k bins: bins agree with P = C + (1 - C) J, C = 2^-b the chance."""
+    form = FORMATS[code]
+    chance = 2.0**-form.bits
+    agree = chance + (1 - chance) * j
+    return (max(agree * (1 - agree), 0.01) / form.bins) ** 0.5 / (1 - chance)
+
+
+JACCARD_FORMATS = pytest.mark.parametrize("code", [1, 2])
 
 
 VOCABULARY = [f"w{i}" for i in range(50_000)]
@@ -45,48 +57,54 @@ def test_stored_form() -> None:
     assert not readable(value[:-1]) and not readable(b"\x02" + value[1:]) and not readable(b"")
 
 
-def test_the_same_tokens_give_the_same_sketch_and_similarity_one() -> None:
+@JACCARD_FORMATS
+def test_the_same_tokens_give_the_same_sketch_and_similarity_one(code: int) -> None:
     tokens = words(random.Random(1), 500)
-    assert sketch(tokens) == sketch(list(tokens))
-    assert similarity(sketch(tokens), sketch(tokens)) == 1.0
+    assert sketch(tokens, code) == sketch(list(tokens), code)
+    assert similarity(sketch(tokens, code), sketch(tokens, code)) == 1.0
 
 
-def test_word_order_matters_as_it_does_for_shingles() -> None:
+@JACCARD_FORMATS
+def test_word_order_matters_as_it_does_for_shingles(code: int) -> None:
     tokens = words(random.Random(2), 400)
-    assert similarity(sketch(tokens), sketch(tokens[::-1])) < 0.05
+    assert similarity(sketch(tokens, code), sketch(tokens[::-1], code)) < 4 * standard_error(0.0, code)
 
 
+@JACCARD_FORMATS
 @pytest.mark.parametrize("replaced", [0.0, 0.01, 0.03, 0.1, 0.3])
-def test_estimate_is_within_four_standard_errors_of_the_exact_jaccard(replaced: float) -> None:
+def test_estimate_is_within_four_standard_errors_of_the_exact_jaccard(replaced: float, code: int) -> None:
     rng = random.Random(int(replaced * 1000))
     base = words(rng, 3000)
     edited = [rng.choice(VOCABULARY) if rng.random() < replaced else t for t in base]
     exact = shingle_jaccard(base, edited)
-    error = 4 * max(exact * (1 - exact), 0.01) ** 0.5 / SKETCH_BINS**0.5
-    assert abs(similarity(sketch(base), sketch(edited)) - exact) <= error
+    estimate = similarity(sketch(base, code), sketch(edited, code))
+    assert abs(estimate - exact) <= 4 * standard_error(exact, code)
 
 
-def test_unrelated_texts_estimate_near_zero() -> None:
+@JACCARD_FORMATS
+def test_unrelated_texts_estimate_near_zero(code: int) -> None:
     rng = random.Random(3)
-    estimates = [similarity(sketch(words(rng, 800)), sketch(words(rng, 800))) for _ in range(20)]
-    assert max(estimates) < 0.05
+    estimates = [similarity(sketch(words(rng, 800), code), sketch(words(rng, 800), code)) for _ in range(20)]
+    assert max(estimates) < 4 * standard_error(0.0, code)
 
 
-def test_a_near_copy_scores_high_and_an_unrelated_text_low() -> None:
+@JACCARD_FORMATS
+def test_a_near_copy_scores_high_and_an_unrelated_text_low(code: int) -> None:
     rng = random.Random(4)
     base = words(rng, 2000)
     copy = [*base[:700], "广告", "插入", "一句", *base[700:]]
-    assert similarity(sketch(base), sketch(copy)) > 0.95
-    assert similarity(sketch(base), sketch(words(rng, 2000))) < 0.05
+    assert similarity(sketch(base, code), sketch(copy, code)) > 0.95
+    assert similarity(sketch(base, code), sketch(words(rng, 2000), code)) < 4 * standard_error(0.0, code)
 
 
+@JACCARD_FORMATS
 @pytest.mark.parametrize("length", [0, 1, 2, 3, 5, 40])
-def test_short_texts_fill_every_bin(length: int) -> None:
+def test_short_texts_fill_every_bin(length: int, code: int) -> None:
     tokens = words(random.Random(length), length)
-    minima = bin_minima(tokens)
-    assert minima.size == SKETCH_BINS
+    minima = bin_minima(tokens, FORMATS[code].bins)
+    assert minima.size == FORMATS[code].bins
     assert (minima < 2**56).all()  # every bin holds a real minimum, none is left empty
-    assert similarity(sketch(tokens), sketch(tokens)) == 1.0
+    assert similarity(sketch(tokens, code), sketch(tokens, code)) == 1.0
 
 
 def test_short_texts_that_differ_do_not_look_alike() -> None:
@@ -95,14 +113,28 @@ def test_short_texts_that_differ_do_not_look_alike() -> None:
     assert similarity(sketch(["a", "b", "c", "d"]), sketch(["a", "b", "c", "e"])) < 0.6
 
 
+def test_format_2_cannot_tell_texts_of_one_shingle_apart_so_the_fingerprint_does() -> None:
+    # With one shingle every bin holds the same minimum, and 2 bits of it agree by chance one time in four:
+    # the sketch then says 1.0.  Such texts never reach verification: their fingerprints lie far apart.
+    from simhash_server.fingerprint import V3, fingerprint
+    from simhash_server.index.model import VERIFY_MAX_DISTANCE
+
+    pairs = list(itertools.pairwise(f"w{i}" for i in range(200)))
+    agree = sum(similarity(sketch([a], 2), sketch([b], 2)) == 1.0 for a, b in pairs)
+    assert 20 < agree < 80  # about a quarter of 199 pairs
+    far = [(fingerprint(a, V3).value ^ fingerprint(b, V3).value).bit_count() for a, b in pairs]
+    assert min(far) > VERIFY_MAX_DISTANCE
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.sampled_from(VOCABULARY[:300]), max_size=60), st.lists(st.sampled_from(VOCABULARY[:300]), max_size=60)
 )
 def test_similarity_is_symmetric_and_bounded(a: list[str], b: list[str]) -> None:
-    sa, sb = sketch(a), sketch(b)
-    assert similarity(sa, sb) == similarity(sb, sa)
-    assert 0.0 <= similarity(sa, sb) <= 1.0
+    for code in (1, 2):
+        sa, sb = sketch(a, code), sketch(b, code)
+        assert similarity(sa, sb) == similarity(sb, sa)
+        assert 0.0 <= similarity(sa, sb) <= 1.0
 
 
 def test_a_sketch_of_another_format_is_refused_by_name() -> None:

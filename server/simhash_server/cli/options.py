@@ -49,7 +49,7 @@ def store_options(command: Callable[..., Any]) -> Callable[..., Any]:
             default=StoreConfig.table_prefix,
             show_default=True,
             envvar="SIMHASH_TABLE_PREFIX",
-            help="Names the index: tables PREFIX_drawers, PREFIX_fp2docs, PREFIX_docs, PREFIX_meta.",
+            help="Names the index: tables PREFIX_drawers, PREFIX_fp2docs, PREFIX_docs, PREFIX_meta, PREFIX_claims.",
         ),
         click.option(
             "--hbase-timeout-ms",

@@ -15,7 +15,7 @@ date is no longer a changed word, and for ``FOLDED`` replaces Taiwan's phrases b
 With the Rust extension (native.py), each character is first replaced by its NFKD decomposition (from a table
 of Python's own Unicode database; for v4, of the folded character): NFKC gives the same result on that text,
 and returns at once from its quick check when it is already NFKC, as Chinese text with full-width punctuation
-then is.  3-4x faster.
+then is, so NFKC does not decompose and recompose the whole text.
 """
 
 from __future__ import annotations
