@@ -18,6 +18,7 @@ COPY proto/ /src/proto/
 COPY client/ /src/client/
 COPY hbase_schema/ /src/hbase_schema/
 COPY deploy/simhash_deploy/ /src/deploy/simhash_deploy/
+COPY deploy/hbase-local/pom.xml deploy/hbase-local/flush.jsh /src/deploy/hbase-local/
 COPY deploy/docker/constraints.txt /src/deploy/docker/constraints.txt
 COPY server/ /src/server/
 RUN python3 -m venv /tmp/pip \
