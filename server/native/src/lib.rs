@@ -34,7 +34,10 @@ const DECOMPOSES: u8 = 0x80; // flag beside the class: the character's NFKD diff
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 const SKIP: u64 = 0xD6E8_FEB8_6659_FD93;
 const SINGLE: u64 = 0x3C6E_F372_FE94_F82B; // recipe v4: a one-token segment's shingle (`features._SINGLE`)
-const SEGMENT_ENDS: &str = ".!?;\u{3002}\n"; // `sentences._SPLIT`; all but the line break end a sentence
+/// `sentences._SPLIT`: where a segment ends; all but the line break end a sentence.
+const fn ends_segment(ch: char) -> bool {
+    matches!(ch, '.' | '!' | '?' | ';' | '\u{3002}' | '\n')
+}
 const LONG_SENTENCE: usize = 10; // `sentences.LONG_SENTENCE`
 const SHORT_SENTENCE: usize = 4; // `sentences.SHORT_SENTENCE`
 const MAX_EXACT: i64 = 1 << 53; // the Python side's float64 sums are exact below this
@@ -219,7 +222,7 @@ impl Fingerprinter {
             hashes.extend(h);
         };
         for (at, ch) in text.char_indices() {
-            if SEGMENT_ENDS.contains(ch) {
+            if ends_segment(ch) {
                 segment(&text[start..at], ch != '\n', &mut hashes);
                 start = at + ch.len_utf8();
             }
@@ -231,24 +234,15 @@ impl Fingerprinter {
             return (0, hashes);
         }
         let mut minima = [u64::MAX; 64];
-        let [a, b, c] = &MINHASH;
+        // Sorted by hash, not tier: gather each tier's shingles so that each loop body is one tier's, free
+        // of branches and masks.  The tier's handicap: v - (v >> shift) + offset (tier 0: none).
+        let mut by_tier: [Vec<u64>; 3] = [Vec::new(), Vec::new(), Vec::new()];
         for &(x, tier) in &shingles {
-            let (low, high) = (x & 0xFFFF_FFFF, x >> 32);
-            // The tier's handicap, as shift and offset (tier 0: none); one loop body for every tier, so the
-            // loop over the 64 functions stays branch-free.
-            let (keep, shift, offset): (u64, u32, u64) = match tier {
-                0 => (u64::MAX, 63, 0),
-                1 => (0, 3, 1 << 29),
-                _ => (0, 2, 1 << 30),
-            };
-            for j in 0..64 {
-                let mixed = low.wrapping_mul(a[j]).wrapping_add(high.wrapping_mul(b[j])).wrapping_add(c[j]);
-                let v = mixed >> 32;
-                // tier 0: v (v >> 63 is 0 for v < 2^32, and keep makes the sum v); else v - (v >> s) + offset
-                let raised = v - (v >> shift) + offset;
-                minima[j] = minima[j].min((v & keep) | (raised & !keep));
-            }
+            by_tier[usize::from(tier)].push(x);
         }
+        handicapped_minima::<63, 0, false>(&by_tier[0], &mut minima);
+        handicapped_minima::<3, { 1 << 29 }, true>(&by_tier[1], &mut minima);
+        handicapped_minima::<2, { 1 << 30 }, true>(&by_tier[2], &mut minima);
         (minima.iter().enumerate().fold(0u64, |acc, (j, m)| acc | ((m & 1) << j)), hashes)
     }
 
@@ -417,6 +411,21 @@ fn shingles(h: &[u64]) -> Vec<u64> {
     h.windows(3)
         .map(|w| fmix64(fmix64(w[0].wrapping_mul(GOLDEN) ^ w[1]).wrapping_mul(GOLDEN) ^ w[2]))
         .collect()
+}
+
+/// Recipe v4's minima over one tier's shingles: each of the 64 functions' value v (as in v3), raised to
+/// v - (v >> SHIFT) + OFFSET when HANDICAP (tiers 1 and 2), folded into `minima`.
+#[inline]
+fn handicapped_minima<const SHIFT: u32, const OFFSET: u64, const HANDICAP: bool>(xs: &[u64], minima: &mut [u64; 64]) {
+    let [a, b, c] = &MINHASH;
+    for &x in xs {
+        let (low, high) = (x & 0xFFFF_FFFF, x >> 32);
+        for j in 0..64 {
+            let v = low.wrapping_mul(a[j]).wrapping_add(high.wrapping_mul(b[j])).wrapping_add(c[j]) >> 32;
+            let value = if HANDICAP { v - (v >> SHIFT) + OFFSET } else { v };
+            minima[j] = minima[j].min(value);
+        }
+    }
 }
 
 /// Recipe v3's 64 hash functions (`minhash.MULTIPLIERS`): function j maps a shingle hash x to the top 32 bits
