@@ -156,3 +156,42 @@ def test_the_warm_up_goes_on_in_rounds_until_latency_settles(index, spawn_server
     assert report[4] == "settled"
     assert asked % ROUND_QUERIES == 0 and asked >= 3 * ROUND_QUERIES
     assert len(report[3].split(", ")) == asked // ROUND_QUERIES
+
+
+def test_a_call_while_serve_warms_up_is_refused_at_once_never_held(index, hbase, ids) -> None:
+    # The port opens only after the warm-up: a caller meanwhile is refused (UNAVAILABLE, which clients retry
+    # elsewhere or later), where a bound port would have held its call until the warm-up ended.
+    import grpc
+
+    from simhash_index.v1 import simhash_index_pb2 as pb
+    from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
+
+    index.index_many([(f"{ids}{n}", random.getrandbits(64)) for n in range(5)])
+    port, metrics_port = Ports.free().thrift, Ports.free().thrift2
+    env = {
+        **os.environ,
+        "SIMHASH_HBASE_HOST": hbase.host,
+        "SIMHASH_HBASE_THRIFT_PORT": str(hbase.thrift_port),
+        "SIMHASH_HBASE_THRIFT2_PORT": str(hbase.thrift2_port),
+        "SIMHASH_TABLE_PREFIX": index.config.table_prefix,
+    }
+    # a warm-up of 10^7 queries, cut at 600 s: it is still going on whenever the call below is made
+    warm = ["--warmup-fixed", "--warmup-queries", "10000000", "--warmup-seconds", "600"]
+    serve = [CLI, "serve", "--address", f"127.0.0.1:{port}", "--metrics-address", f"127.0.0.1:{metrics_port}", *warm]
+    proc = subprocess.Popen(serve, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout is not None
+        seen = []
+        for line in proc.stdout:
+            seen.append(line)
+            if "warming up before the port opens" in line:
+                break
+        else:
+            pytest.fail("serve ended before its warm-up: " + "".join(seen))
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel, pytest.raises(grpc.RpcError) as refused:
+            pb_grpc.SimHashIndexStub(channel).Query(pb.QueryRequest(simhash=1), timeout=5)
+        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE, refused.value
+        assert proc.poll() is None  # still warming up, not failed
+    finally:
+        proc.kill()
+        proc.wait()

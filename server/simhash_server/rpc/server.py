@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import socket
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -103,6 +104,22 @@ class SimHashServer:
             raise OSError(f"cannot listen on {self.config.address}")
         return port
 
+    def _check_address(self) -> None:
+        """Fail at once on an address this host cannot listen on: gRPC binds only after the warm-up (a bound
+        port accepts connections, and gRPC would hold their calls until the server starts)."""
+        host, _, port = self.config.address.rpartition(":")
+        if not port.isdigit() or int(port) == 0:
+            return  # not a host:port gRPC will take as it stands, or any free port: gRPC says what it finds
+        try:
+            family, kind, proto, _, where = socket.getaddrinfo(
+                host.strip("[]") or None, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+            )[0]
+            with socket.socket(family, kind, proto) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC's own socket
+                probe.bind(where)
+        except OSError as exc:
+            raise OSError(f"cannot listen on {self.config.address}: in use, or not an address of this host") from exc
+
     def _configure_services(self, server: grpc.aio.Server) -> None:
         pb_grpc.add_SimHashIndexServicer_to_server(self.service, server)
 
@@ -161,8 +178,10 @@ class SimHashServer:
 
     # -- lifecycle, on the event loop -------------------------------------------------------------------
     async def _start(self) -> None:
+        """Configure, warm up, and only then open the port: until the server answers, a caller is refused at
+        once (connection refused: UNAVAILABLE, which clients retry) rather than held."""
         server = self._configure_server()
-        self.port = self._configure_port(server)
+        self._check_address()
         self._configure_services(server)
         await self._configure_health(server)
         self._configure_reflection(server)
@@ -174,7 +193,9 @@ class SimHashServer:
         await asyncio.get_running_loop().run_in_executor(self._executor, fingerprint, "预热 warm-up", version)
         log.info("fingerprint version %s", version)
         if self.service._open_error is None:
+            log.info("warming up before the port opens")
             await self._warm_up()
+        self.port = self._configure_port(server)
         await server.start()
         self._server = server
         self._watcher = asyncio.create_task(self._watch_index(), name="health")
