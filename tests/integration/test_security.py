@@ -8,6 +8,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -293,3 +294,90 @@ def test_serve_with_tls_and_tokens_from_the_command_line(make_index, pki, tmp_pa
         proc.terminate()
         output = proc.communicate(timeout=60)[0]
     assert WRITE_TOKEN not in output
+
+
+# -- credentials that rotate without a restart (rpc/rotation.py) ----------------------------------------------
+KEPT_TOKEN, OLD_TOKEN, NEW_TOKEN = "kept-" + "k" * 27, "old-" + "o" * 28, "new-" + "n" * 28
+
+
+def _new_authority(directory: Path) -> dict[str, Path]:
+    """Another CA, and a certificate for 127.0.0.1 it signed: what a certificate manager renews to."""
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = _cert("renewed CA", ca_key, _name("renewed CA"), ca_key, ca=True)
+    server_key = ec.generate_private_key(ec.SECP256R1())
+    server = _cert("127.0.0.1", server_key, ca.subject, ca_key, ca=False, san=True)
+    paths = {"ca": directory / "renewed-ca.pem", "server": directory / "renewed.pem", "key": directory / "renewed.key"}
+    for name, obj in (("ca", ca), ("server", server), ("key", server_key)):
+        paths[name].write_bytes(_pem(obj))
+    return paths
+
+
+def test_tokens_and_certificate_rotate_under_traffic_without_a_restart(make_index, pki, tmp_path, caplog) -> None:
+    caplog.set_level(logging.INFO, logger="simhash_server.rpc.rotation")
+    cert, key, tokens = tmp_path / "server.pem", tmp_path / "server.key", tmp_path / "tokens"
+    cert.write_bytes(pki["server"].read_bytes())
+    key.write_bytes(pki["server_key"].read_bytes())
+    tokens.write_text(f"write {KEPT_TOKEN}\nwrite {OLD_TOKEN}\n")
+    renewed = _new_authority(tmp_path)
+    srv = _serve(
+        make_index,
+        tls=TLSConfig(cert, key),
+        tokens=Tokens.from_file(tokens),
+        tokens_file=tokens,
+        credentials_check_seconds=0.2,
+    )
+
+    def client(token: str, ca: Path) -> SimHashClient:
+        return SimHashClient(
+            f"127.0.0.1:{srv.port}", timeout=10, retries=0, root_certificates=ca.read_bytes(), token=token
+        )
+
+    try:
+        # Traffic on a connection opened before the rotation, with a token both files hold: none may fail.
+        failures: list[BaseException] = []
+        calls = 0
+        stop = threading.Event()
+
+        def traffic() -> None:
+            nonlocal calls
+            with client(KEPT_TOKEN, pki["ca"]) as kept:
+                while not stop.is_set():
+                    try:
+                        kept.index(f"rotation-{calls % 50}", simhash=calls)
+                        kept.query(simhash=calls, max_distance=0)
+                    except Exception as exc:  # noqa: BLE001 - every failure is the test's finding
+                        failures.append(exc)
+                    calls += 1
+
+        with client(OLD_TOKEN, pki["ca"]) as old:
+            old.query(simhash=1)  # the old token and certificate work before
+        worker = threading.Thread(target=traffic)
+        worker.start()
+        try:
+            # A bad tokens file and a key of another certificate are refused: what is in use stays.
+            tokens.write_text("write too-short\n")
+            key.write_bytes(renewed["key"].read_bytes())
+            assert srv.rotation.reload("a bad rotation") is False
+            with client(OLD_TOKEN, pki["ca"]) as old:
+                old.query(simhash=2)
+            # The real rotation, files rewritten in place and found by the file check: the tokens first (the
+            # key still mismatched, so the certificate in use stays), then the certificate of the new key.
+            generation = srv.rotation.generation
+            tokens.write_text(f"write {KEPT_TOKEN}\nwrite {NEW_TOKEN}\n")
+            assert srv.rotation.wait_generation(generation + 1, timeout=60)
+            cert.write_bytes(renewed["server"].read_bytes())
+            assert srv.rotation.wait_generation(generation + 2, timeout=60)
+        finally:
+            stop.set()
+            worker.join(60)
+        assert calls > 0 and failures == []
+        with client(OLD_TOKEN, renewed["ca"]) as old, pytest.raises(Unauthenticated):
+            old.query(simhash=3)
+        with client(NEW_TOKEN, renewed["ca"]) as new:
+            new.query(simhash=4)  # the new token, over a connection that verified the new certificate
+        with client(NEW_TOKEN, pki["ca"]) as untrusting, pytest.raises(Unavailable):
+            untrusting.query(simhash=5)  # a new connection no longer gets the old certificate
+        assert "the tokens file was refused" in caplog.text and "the TLS files were refused" in caplog.text
+        assert "credential files changed: reloaded tokens and TLS certificate" in caplog.text
+    finally:
+        srv.stop(grace=0)

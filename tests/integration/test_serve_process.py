@@ -195,3 +195,30 @@ def test_a_call_while_serve_warms_up_is_refused_at_once_never_held(index, hbase,
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_sighup_rereads_the_tokens_file(index, spawn_server, tmp_path: Path) -> None:
+    from simhash_client import Unauthenticated
+
+    old, new = "write " + "o" * 20, "write " + "n" * 20
+    tokens = tmp_path / "tokens"
+    tokens.write_text(old + "\n")
+    # the file check every hour: only the signal can make the new file count
+    proc, target = spawn_server(
+        index.config.table_prefix, "--tokens-file", str(tokens), "--credentials-check-seconds", "3600"
+    )
+    with SimHashClient(target, token=old.split()[1], retries=0) as client:
+        client.query(simhash=1)
+    tokens.write_text(new + "\n")
+    proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 60
+    with SimHashClient(target, token=new.split()[1], retries=0) as client:
+        while True:  # the signal is handled on the server's event loop, soon but not at once
+            try:
+                client.query(simhash=2)
+                break
+            except Unauthenticated:
+                assert time.monotonic() < deadline, "SIGHUP did not reload the tokens file"
+    with SimHashClient(target, token=old.split()[1], retries=0) as client, pytest.raises(Unauthenticated):
+        client.query(simhash=3)
+    assert proc.poll() is None  # reloaded, not stopped

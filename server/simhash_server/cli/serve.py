@@ -164,7 +164,16 @@ from simhash_server.index.config import StoreConfig
     "--tokens-file",
     type=click.Path(dir_okay=False, path_type=Path),
     envvar="SIMHASH_TOKENS_FILE",
-    help="Bearer tokens, one 'ROLE TOKEN' per line (roles: read, write); or SIMHASH_TOKENS='ROLE TOKEN,...'.",
+    help="Bearer tokens, one 'ROLE TOKEN' per line (roles: read, write); or SIMHASH_TOKENS='ROLE TOKEN,...'.  "
+    "The file and the TLS files are reread on SIGHUP and when they change.",
+)
+@click.option(
+    "--credentials-check-seconds",
+    type=click.FloatRange(min=0.1),
+    default=5.0,
+    show_default=True,
+    envvar="SIMHASH_CREDENTIALS_CHECK_SECONDS",
+    help="How often the TLS certificate, key and tokens file are checked for a change.",
 )
 @click.option(
     "--insecure",
@@ -201,6 +210,7 @@ def serve(
     tls_key: Path | None,
     tls_client_ca: Path | None,
     tokens_file: Path | None,
+    credentials_check_seconds: float,
     insecure: bool,
     **opts: Any,
 ) -> None:
@@ -236,6 +246,8 @@ def serve(
             ),
             tls=_tls(tls_cert, tls_key, tls_client_ca),
             tokens=_tokens(tokens_file),
+            tokens_file=tokens_file,
+            credentials_check_seconds=credentials_check_seconds,
             insecure=insecure,
         )
         server = SimHashServer(config)

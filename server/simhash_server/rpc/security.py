@@ -45,16 +45,7 @@ class TLSConfig:
     cert_file: Path
     key_file: Path
     client_ca_file: Path | None = None  # set: clients must present a certificate it signed (mutual TLS)
-
-    def server_credentials(self) -> grpc.ServerCredentials:
-        try:
-            cert, key = self.cert_file.read_bytes(), self.key_file.read_bytes()
-            client_ca = self.client_ca_file.read_bytes() if self.client_ca_file else None
-        except OSError as exc:
-            raise ValueError(f"TLS: cannot read {exc.filename}: {exc.strerror}") from exc
-        return grpc.ssl_server_credentials(
-            [(key, cert)], root_certificates=client_ca, require_client_auth=client_ca is not None
-        )
+    # rotation.py reads them, at start and whenever they change
 
 
 class Tokens:

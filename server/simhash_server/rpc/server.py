@@ -16,6 +16,7 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -29,6 +30,7 @@ from simhash_server.index.async_store import AsyncIndexStore
 from simhash_server.index.store import IndexStore, StoreConfig
 from simhash_server.rpc.interceptors import Drain, MetricsInterceptor
 from simhash_server.rpc.limits import Limits
+from simhash_server.rpc.rotation import Rotation
 from simhash_server.rpc.security import AuthInterceptor, TLSConfig, Tokens, check_exposure
 from simhash_server.rpc.service import SimHashIndexService
 from simhash_server.rpc.warmup import warm_up
@@ -50,6 +52,8 @@ class ServerConfig:
     store: StoreConfig = field(default_factory=StoreConfig)
     tls: TLSConfig | None = None
     tokens: Tokens | None = None
+    tokens_file: Path | None = None  # where ``tokens`` came from: reread on SIGHUP or a change (rotation.py)
+    credentials_check_seconds: float = 5.0  # how often the TLS and tokens files are checked for a change
     insecure: bool = False  # serve a network address with neither TLS nor tokens
     # Queries asked before the port opens: at least warmup_queries, then (warmup_until_settled) more rounds
     # until their latency stops falling; never past warmup_seconds (warmup.py).
@@ -67,6 +71,9 @@ class SimHashServer:
         self.index = AsyncIndexStore(self.store, self._executor)
         self.service = SimHashIndexService(self.index, self._executor, config.limits)
         self.health = health.aio.HealthServicer()
+        self.auth = AuthInterceptor(config.tokens) if config.tokens is not None else None
+        self.rotation = Rotation(config.tls, config.tokens_file, self.auth)
+        self._rotating: asyncio.Task[None] | None = None
         self.port = 0  # the bound port, once started
         self._server: grpc.aio.Server | None = None
         self._watcher: asyncio.Task[None] | None = None
@@ -85,8 +92,8 @@ class SimHashServer:
         ]
         # outermost: counts refusals too, and sees every call a graceful stop waits for
         interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor(self._drain)]
-        if self.config.tokens is not None:
-            interceptors.append(AuthInterceptor(self.config.tokens))
+        if self.auth is not None:
+            interceptors.append(self.auth)
         return grpc.aio.server(
             interceptors=interceptors, options=options, maximum_concurrent_rpcs=limits.max_concurrent_calls
         )
@@ -95,7 +102,7 @@ class SimHashServer:
         tls = self.config.tls
         try:
             if tls is not None:
-                port = server.add_secure_port(self.config.address, tls.server_credentials())
+                port = server.add_secure_port(self.config.address, self.rotation.server_credentials())
             else:
                 port = server.add_insecure_port(self.config.address)
         except RuntimeError as exc:  # grpc's "Failed to bind to address ..."
@@ -199,6 +206,8 @@ class SimHashServer:
         await server.start()
         self._server = server
         self._watcher = asyncio.create_task(self._watch_index(), name="health")
+        if self.rotation.files:
+            self._rotating = asyncio.create_task(self.rotation.watch(self.config.credentials_check_seconds))
         host = self.config.address.rsplit(":", 1)[0]
         metrics = self.config.metrics_address or "off"
         log.info("serving %s on %s:%d (metrics: %s)", SERVICE_NAME, host, self.port, metrics)
@@ -213,8 +222,9 @@ class SimHashServer:
             return
         self._stopping = True
         self._drain.close()
-        if self._watcher is not None:
-            self._watcher.cancel()
+        for task in (self._watcher, self._rotating):
+            if task is not None:
+                task.cancel()
         await self.health.enter_graceful_shutdown()
         grace = self.config.grace_seconds if grace is None else grace
         began = time.monotonic()
@@ -240,6 +250,7 @@ class SimHashServer:
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, on_signal, sig)
+        loop.add_signal_handler(signal.SIGHUP, self.rotation.reload, "SIGHUP")  # credentials, reread
         await self._start()
         await done.wait()
         began = time.monotonic()
