@@ -9,7 +9,7 @@ JARS := deploy/hbase-local/target/lib/.complete
 MAPREDUCE_JAR := server/mapreduce/target/simhash-mapreduce.jar
 PYTEST_ARGS ?=
 
-.PHONY: run stop test java-test test-containers test-cluster cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
+.PHONY: run stop test java-test proto-lint test-containers test-cluster cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
 	eval soak bench golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
@@ -63,9 +63,20 @@ engine:
 unit: install
 	$(BIN)/python -m pytest -m unit $(PYTEST_ARGS)
 
-lint: install
+lint: install proto-lint
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+# The proto: buf's STANDARD rules with documentation comments (buf.yaml), and no change that breaks the wire or
+# JSON of the released API (proto/released: `buf build` of each release's proto).  buf comes from the Go module
+# proxy into var/bin, like grpcurl (about a minute once).
+BUF := var/bin/buf
+RELEASED_API := proto/released/simhash_index-v0.1.0.binpb
+proto-lint: $(BUF)
+	$(BUF) lint
+	$(BUF) breaking --against $(RELEASED_API)
+$(BUF):
+	GOBIN=$(CURDIR)/var/bin go install github.com/bufbuild/buf/cmd/buf@v1.75.0
 
 # System packages the project needs: a JDK 17 for HBase, Maven to fetch its jars, venv for Python; as root,
 # also a Docker engine for the container path (deploy/docker/engine.sh; skipped, with a note, otherwise).

@@ -26,7 +26,11 @@ if _version_not_supported:
 
 
 class SimHashIndexStub:
-    """Missing associated documentation comment in .proto file."""
+    """Near-duplicate detection over one index.  Errors are gRPC status codes: INVALID_ARGUMENT names every bad
+    field (also as google.rpc.BadRequest field violations), NOT_FOUND, FAILED_PRECONDITION (another
+    fingerprint version), UNAVAILABLE (HBase not answering, or the server still starting: retry), and
+    DEADLINE_EXCEEDED.  The service keeps its first name, which callers' code already holds (buf.yaml).
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -77,7 +81,11 @@ class SimHashIndexStub:
 
 
 class SimHashIndexServicer:
-    """Missing associated documentation comment in .proto file."""
+    """Near-duplicate detection over one index.  Errors are gRPC status codes: INVALID_ARGUMENT names every bad
+    field (also as google.rpc.BadRequest field violations), NOT_FOUND, FAILED_PRECONDITION (another
+    fingerprint version), UNAVAILABLE (HBase not answering, or the server still starting: retry), and
+    DEADLINE_EXCEEDED.  The service keeps its first name, which callers' code already holds (buf.yaml).
+    """
 
     def Fingerprint(self, request, context):
         """Text -> fingerprint, its feature count and the fingerprint version.  Stores nothing.
@@ -101,15 +109,17 @@ class SimHashIndexServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Query(self, request, context):
-        """Stored documents within max_distance (0..3) of a text or fingerprint, closest first.  With
-        min_similarity (text only), each candidate is checked against its stored sketch.
+        """Stored documents near a text or fingerprint, closest first: within max_distance (0..3), or with
+        min_similarity (text only) within up to 8, each candidate checked against its stored sketch.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Deduplicate(self, request, context):
-        """Query, and index the document unless a near-duplicate (other than itself) is found.  Safe to retry.
+        """Query, and index the document unless a near-duplicate (other than itself) is found.  A text is
+        verified at the recipe's own floor unless min_similarity says otherwise.  Atomic across servers: of
+        near-duplicates sent at once, exactly one is stored.  Safe to retry.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -188,7 +198,11 @@ def add_SimHashIndexServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class SimHashIndex:
-    """Missing associated documentation comment in .proto file."""
+    """Near-duplicate detection over one index.  Errors are gRPC status codes: INVALID_ARGUMENT names every bad
+    field (also as google.rpc.BadRequest field violations), NOT_FOUND, FAILED_PRECONDITION (another
+    fingerprint version), UNAVAILABLE (HBase not answering, or the server still starting: retry), and
+    DEADLINE_EXCEEDED.  The service keeps its first name, which callers' code already holds (buf.yaml).
+    """
 
     @staticmethod
     def Fingerprint(request,
