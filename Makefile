@@ -71,12 +71,20 @@ lint: install proto-lint
 # JSON of the released API (proto/released: `buf build` of each release's proto).  buf comes from the Go module
 # proxy into var/bin, like grpcurl (about a minute once).
 BUF := var/bin/buf
+GO_PLUGINS := var/bin/protoc-gen-go var/bin/protoc-gen-go-grpc
 RELEASED_API := proto/released/simhash_index-v0.1.0.binpb
-proto-lint: $(BUF)
+proto-lint: $(BUF) $(GO_PLUGINS)
 	$(BUF) lint
 	$(BUF) breaking --against $(RELEASED_API)
+	@tmp=$$(mktemp -d) && $(BUF) generate -o $$tmp && diff -r $$tmp/client/go/simhashindexv1 client/go/simhashindexv1 \
+	  >/dev/null || { echo "client/go/simhashindexv1 is stale: run 'make proto' and commit" >&2; rm -rf $$tmp; exit 1; }; \
+	rm -rf $$tmp; echo "generated Go code is up to date"
 $(BUF):
 	GOBIN=$(CURDIR)/var/bin go install github.com/bufbuild/buf/cmd/buf@v1.75.0
+var/bin/protoc-gen-go:
+	GOBIN=$(CURDIR)/var/bin go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+var/bin/protoc-gen-go-grpc:
+	GOBIN=$(CURDIR)/var/bin go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
 
 # System packages the project needs: a JDK 17 for HBase, Maven to fetch its jars, venv for Python; as root,
 # also a Docker engine for the container path (deploy/docker/engine.sh; skipped, with a note, otherwise).
@@ -129,8 +137,9 @@ $(GRPCURL):
 # Generated gRPC code (client/simhash_index/v1) from proto/; `proto-check` fails when it is stale.
 PROTO := proto/simhash_index/v1/simhash_index.proto
 PROTOC = $(BIN)/python -m grpc_tools.protoc -Iproto
-proto: install
+proto: install $(BUF) $(GO_PLUGINS)
 	$(PROTOC) --python_out=client --pyi_out=client --grpc_python_out=client $(PROTO)
+	$(BUF) generate
 
 proto-check: install
 	@tmp=$$(mktemp -d) && $(PROTOC) --python_out=$$tmp --pyi_out=$$tmp --grpc_python_out=$$tmp $(PROTO) && \
