@@ -60,6 +60,12 @@ def configured() -> LocalHBase:
     )
 
 
+def _ready_marker(local: LocalHBase) -> Path:
+    """Written once start() has seen a table round trip; the health check wants it, not just open ports
+    (they open while the master still initialises, when creating a table fails)."""
+    return local.var_dir / "ready"
+
+
 def run() -> int:
     stopping = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -69,12 +75,14 @@ def run() -> int:
     except HBaseError as exc:
         print(f"simhash-index hbase: {exc}", file=sys.stderr, flush=True)
         return 2
+    _ready_marker(local).unlink(missing_ok=True)  # left by a container killed before it could remove it
     try:
         local.start(timeout=600)
     except HBaseError as exc:
         print(f"simhash-index hbase: failed to start: {exc}", file=sys.stderr, flush=True)
         local.stop()
         return 1
+    _ready_marker(local).write_text(f"{READY_LINE}\n")
     print(f"{READY_LINE} (Thrift1 :{local.ports.thrift}, Thrift2 :{local.ports.thrift2})", flush=True)
     status = 0
     while not stopping.wait(1.0):
@@ -85,13 +93,16 @@ def run() -> int:
             status = 1
             break
     print("simhash-index hbase: stopping", flush=True)
+    _ready_marker(local).unlink(missing_ok=True)
     local.stop()
     return status
 
 
 def check() -> int:
+    """0 once run() has seen HBase answer a table round trip and its processes still listen, else 1."""
     try:
-        return 0 if configured().is_running() else 1
+        local = configured()
+        return 0 if _ready_marker(local).is_file() and local.is_running() else 1
     except HBaseError:
         return 1
 

@@ -181,6 +181,20 @@ def test_the_clusters_jvms_run_the_launchers_flags(tmp_path: Path) -> None:
     assert {"-Xms512m", "-Xmx512m"} <= set(command)
 
 
+def test_the_container_is_unhealthy_until_its_start_has_seen_a_table_round_trip(tmp_path, monkeypatch) -> None:
+    # Open ports are not enough: they listen while the master still initialises, when a table cannot be made.
+    from simhash_deploy import container
+
+    monkeypatch.setenv("SIMHASH_HOME", str(ROOT))
+    monkeypatch.setenv("SIMHASH_HBASE_DATA", str(tmp_path))
+    monkeypatch.setattr(container.LocalHBase, "is_running", lambda self: True)  # every port listening
+    assert container.check() == 1
+    (tmp_path / "ready").write_text(container.READY_LINE)  # what run() writes after start()'s round trip
+    assert container.check() == 0
+    monkeypatch.setattr(container.LocalHBase, "is_running", lambda self: False)  # a process gone since
+    assert container.check() == 1
+
+
 @pytest.mark.parametrize(
     ("value", "message"), [("soon", "must be a whole number, got 'soon'"), ("-5", "must be positive, got -5")]
 )

@@ -10,6 +10,7 @@ with an error in the log, and the credentials in use stay.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import ssl
 import threading
@@ -23,15 +24,16 @@ __all__ = ["Rotation"]
 
 log = logging.getLogger(__name__)
 
-Signature = tuple[int, int, int] | None  # (inode, size, mtime in ns) of a file; None if it cannot be read
+Signature = bytes | None  # a digest of a file's content; None if it cannot be read
 
 
 def _signature(path: Path) -> Signature:
+    """What the file holds now (through symlinks): content, not timestamps, which some filesystems keep
+    coarsely and a rewrite in the same second would not move."""
     try:
-        stat = path.stat()  # follows symlinks: a swapped link is a new file
+        return hashlib.sha256(path.read_bytes()).digest()
     except OSError:
         return None
-    return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
 class Rotation:
