@@ -10,7 +10,7 @@ import pytest
 from opencc_purepy import OpenCC
 
 from simhash_server.fingerprint import V3, V4, V4_NOFOLD, fingerprint
-from simhash_server.fingerprint.features import segment_shingles
+from simhash_server.fingerprint.features import character_grams, segment_grams, segment_text
 from simhash_server.fingerprint.markup import strip_markup
 from simhash_server.fingerprint.minhash import tiered_minhash_bits
 from simhash_server.fingerprint.normalize import FOLDED, UNFOLDED, normalize
@@ -120,11 +120,23 @@ def test_a_site_template_around_an_article_leaves_its_v4_fingerprint_near() -> N
 
 def test_tiers_only_weigh_never_exclude() -> None:
     # A page without a single sentence still gets a fingerprint of its own lines.
-    menu_a = segment_shingles(segments(normalize("首页 | 新闻\n下载 | 论坛\n文档", form=FOLDED)))
-    menu_b = segment_shingles(segments(normalize("首页 | 资讯\n视频 | 博客\n招聘", form=FOLDED)))
+    menu_a = segment_grams(segments(normalize("首页 | 新闻\n下载 | 论坛\n文档", form=FOLDED)))
+    menu_b = segment_grams(segments(normalize("首页 | 资讯\n视频 | 博客\n招聘", form=FOLDED)))
     assert set(menu_a[1].tolist()) == {2}
     assert tiered_minhash_bits(*menu_a) != tiered_minhash_bits(*menu_b) != 0
-    # Each distinct shingle counts once, at its lowest tier.
-    hashes, tiers = segment_shingles([(["a", "b"], 2), (["a", "b", "c"], 1), (["c"], 0)])
+    # Each distinct gram counts once, at its lowest tier: "abcd" is one gram, met in tiers 2 and 0; the
+    # tier-1 segment "a b c" makes "a b " and " b c".
+    hashes, tiers = segment_grams([(["abcd"], 2), (["a", "b", "c"], 1), (["abcd"], 0)])
     assert hashes.size == 3 and sorted(tiers.tolist()) == [0, 1, 1]
     assert tiered_minhash_bits(np.zeros(0, np.uint64), np.zeros(0, np.uint8)) == 0
+
+
+def test_grams_weigh_a_wide_character_twice_and_never_cross_a_segment() -> None:
+    assert segment_text(["软件", "包", "debian", "的", "apt"]) == "软件包 debian 的 apt"
+    assert character_grams("软件包 de") == {"软件", "件包", "包 d", " de"}  # the last character is in one too
+    assert character_grams("kernel") == {"kern", "erne", "rnel"}
+    assert character_grams("ab") == {"ab"}  # lighter than a gram: one gram of itself
+    assert character_grams("") == set() and segment_grams([])[0].size == 0
+    # A typo changes the 4 grams around it and no others.
+    before, after = character_grams("the quick brown fox"), character_grams("the quick briwn fox")
+    assert len(before - after) == 4 and len(before & after) == len(before) - 4

@@ -33,7 +33,6 @@ const DECOMPOSES: u8 = 0x80; // flag beside the class: the character's NFKD diff
 
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 const SKIP: u64 = 0xD6E8_FEB8_6659_FD93;
-const SINGLE: u64 = 0x3C6E_F372_FE94_F82B; // recipe v4: a one-token segment's shingle (`features._SINGLE`)
 /// `sentences._SPLIT`: where a segment ends; all but the line break end a sentence.
 const fn ends_segment(ch: char) -> bool {
     matches!(ch, '.' | '!' | '?' | ';' | '\u{3002}' | '\n')
@@ -134,7 +133,7 @@ struct Fingerprinter {
     idf: IdfTable,
     median_idf: i64,
     weights: Option<(i64, i64, i64)>, // unigram, bigram, skip-bigram multiples of IDF; None: recipe v3 or v4
-    tiered: bool,                     // recipe v4: 2-shingles within segments, weighted by tier
+    tiered: bool,                     // recipe v4: character grams within segments, weighted by tier
     phrases: Option<(AhoCorasick, Vec<String>)>, // v4: Taiwan phrases and their mainland replacements
 }
 
@@ -173,10 +172,10 @@ impl Fingerprinter {
         out
     }
 
-    /// Recipe v4 (`sentences.segments`, `features.segment_shingles`, `minhash.tiered_minhash_bits`): the
+    /// Recipe v4 (`sentences.segments`, `features.segment_grams`, `minhash.tiered_minhash_bits`): the
     /// fingerprint of a normalised text and the hashes of all its tokens, in order.  Segments end at a
     /// sentence end or a line break; a sentence of 10 tokens or more is tier 0, of 4 or more tier 1, the rest
-    /// tier 2.  Each distinct 2-shingle within a segment counts once, at the lowest tier it has.
+    /// tier 2.  Each distinct character gram within a segment counts once, at the lowest tier it has.
     fn tiered_minhash(&self, text: &str) -> (u64, Vec<u64>) {
         // `normalize.fold_digits_and_phrases`: each run of ASCII digits becomes one 0, then the phrases.
         let mut digits = String::with_capacity(text.len());
@@ -201,25 +200,24 @@ impl Fingerprinter {
             None => digits.as_str(),
         };
         let mut hashes = Vec::new();
-        let mut shingles: Vec<(u64, u8)> = Vec::new();
+        // Each tier's grams, repeats and all: a gram met again, or met in a higher tier too, lands on the same
+        // bit with the same value in every round, so the rounds need no sort or dedup to count it once at its
+        // lowest tier (the Python reference dedups; the fingerprints are the same).
+        let mut by_tier: [Vec<u64>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+        let (mut joined, mut weights) = (String::new(), Vec::new());
         let mut start = 0;
         let mut segment = |piece: &str, ended: bool, hashes: &mut Vec<u64>| {
             let tokens = self.tokens(piece);
             if tokens.is_empty() {
                 return;
             }
-            let tier = match tokens.len() {
+            let tier: usize = match tokens.len() {
                 n if ended && n >= LONG_SENTENCE => 0,
                 n if ended && n >= SHORT_SENTENCE => 1,
                 _ => 2,
             };
-            let h: Vec<u64> = tokens.iter().map(|t| xxh3_64(t.as_bytes())).collect();
-            if h.len() == 1 {
-                shingles.push((fmix64(h[0].wrapping_mul(GOLDEN) ^ SINGLE), tier));
-            } else {
-                shingles.extend(h.windows(2).map(|w| (fmix64(w[0].wrapping_mul(GOLDEN) ^ w[1]), tier)));
-            }
-            hashes.extend(h);
+            segment_grams(&tokens, (&mut joined, &mut weights), &mut by_tier[tier]);
+            hashes.extend(tokens.iter().map(|t| xxh3_64(t.as_bytes())));
         };
         for (at, ch) in text.char_indices() {
             if ends_segment(ch) {
@@ -228,22 +226,7 @@ impl Fingerprinter {
             }
         }
         segment(&text[start..], false, &mut hashes);
-        shingles.sort_unstable();
-        shingles.dedup_by_key(|(hash, _)| *hash); // sorted by (hash, tier): the first kept has the lowest tier
-        if shingles.is_empty() {
-            return (0, hashes);
-        }
-        let mut minima = [u64::MAX; 64];
-        // Sorted by hash, not tier: gather each tier's shingles so that each loop body is one tier's, free
-        // of branches and masks.  The tier's handicap: v - (v >> shift) + offset (tier 0: none).
-        let mut by_tier: [Vec<u64>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-        for &(x, tier) in &shingles {
-            by_tier[usize::from(tier)].push(x);
-        }
-        handicapped_minima::<63, 0, false>(&by_tier[0], &mut minima);
-        handicapped_minima::<3, { 1 << 29 }, true>(&by_tier[1], &mut minima);
-        handicapped_minima::<2, { 1 << 30 }, true>(&by_tier[2], &mut minima);
-        (minima.iter().enumerate().fold(0u64, |acc, (j, m)| acc | ((m & 1) << j)), hashes)
+        (tiered_rounds(&by_tier), hashes)
     }
 
     /// The blend features of the tokens: unigrams weigh `u` x IDF, bigrams `b` x and skip-bigrams `s` x
@@ -413,19 +396,84 @@ fn shingles(h: &[u64]) -> Vec<u64> {
         .collect()
 }
 
-/// Recipe v4's minima over one tier's shingles: each of the 64 functions' value v (as in v3), raised to
-/// v - (v >> SHIFT) + OFFSET when HANDICAP (tiers 1 and 2), folded into `minima`.
-#[inline]
-fn handicapped_minima<const SHIFT: u32, const OFFSET: u64, const HANDICAP: bool>(xs: &[u64], minima: &mut [u64; 64]) {
-    let [a, b, c] = &MINHASH;
-    for &x in xs {
-        let (low, high) = (x & 0xFFFF_FFFF, x >> 32);
-        for j in 0..64 {
-            let v = low.wrapping_mul(a[j]).wrapping_add(high.wrapping_mul(b[j])).wrapping_add(c[j]) >> 32;
-            let value = if HANDICAP { v - (v >> SHIFT) + OFFSET } else { v };
-            minima[j] = minima[j].min(value);
-        }
+const WIDE_FROM: u32 = 0x2E80; // `features.WIDE_FROM`: from here a character is wide
+const GRAM_WIDTH: u32 = 4; // `features.GRAM_WIDTH`: 2 wide characters or 4 narrow ones
+const TIER_ENTRY: [u32; 3] = [0, 8, 18]; // `minhash.TIER_ENTRY`
+const FORCED_FROM: u32 = 256; // `minhash.FORCED_FROM`
+const VALUE_MASK: u64 = (1 << 58) - 1;
+
+const fn gram_weight(ch: char) -> u32 {
+    if ch as u32 >= WIDE_FROM {
+        2 // `features.WIDE_WEIGHT`
+    } else {
+        1 // `features.NARROW_WEIGHT`
     }
+}
+
+/// Recipe v4's grams of one segment (`features.segment_text`, `character_grams`), their hashes pushed onto
+/// `out`: the tokens joined by spaces (none between two wide characters), then from each position the
+/// shortest run weighing GRAM_WIDTH, until a gram has reached the end (a run cut short by the end is a gram
+/// too).  `scratch` is reused.
+fn segment_grams(tokens: &[&str], scratch: (&mut String, &mut Vec<(usize, u32)>), out: &mut Vec<u64>) {
+    let (text, chars) = scratch;
+    text.clear();
+    chars.clear();
+    for token in tokens {
+        let first = token.chars().next().unwrap_or(' ');
+        if let Some(last) = text.chars().next_back() {
+            if !(last as u32 >= WIDE_FROM && first as u32 >= WIDE_FROM) {
+                text.push(' ');
+            }
+        }
+        text.push_str(token);
+    }
+    chars.extend(text.char_indices().map(|(at, ch)| (at, gram_weight(ch))));
+    let (mut end, mut weight) = (0, 0);
+    for start in 0..chars.len() {
+        if start > 0 && end == chars.len() && weight < GRAM_WIDTH {
+            break; // the last gram already reached the end
+        }
+        while end < chars.len() && weight < GRAM_WIDTH {
+            weight += chars[end].1;
+            end += 1;
+        }
+        let stop = chars.get(end).map_or(text.len(), |&(at, _)| at);
+        out.push(xxh3_64(&text.as_bytes()[chars[start].0..stop]));
+        weight -= chars[start].1;
+    }
+}
+
+/// Recipe v4's fingerprint of distinct grams by tier (`minhash.tiered_minhash_bits`): rounds of
+/// one-permutation hashing, tier t taking part from round TIER_ENTRY[t]; a bit is settled by the first round
+/// that lands a gram on it, with that round's smallest value there, and is that value's lowest bit.
+fn tiered_rounds(by_tier: &[Vec<u64>; 3]) -> u64 {
+    let Some(first) = (0..3).find(|&t| !by_tier[t].is_empty()) else {
+        return 0;
+    };
+    let (mut settled, mut values) = (0u64, [0u64; 64]);
+    let mut round = TIER_ENTRY[first];
+    while settled != u64::MAX {
+        let seed = fmix64(u64::from(round + 1).wrapping_mul(GOLDEN));
+        let mut lowest = [u64::MAX; 64];
+        for (tier, grams) in by_tier.iter().enumerate() {
+            if TIER_ENTRY[tier] > round {
+                continue;
+            }
+            for &x in grams {
+                let y = fmix64(x ^ seed);
+                let bit = if round < FORCED_FROM { (y >> 58) as usize } else { ((round - FORCED_FROM) % 64) as usize };
+                lowest[bit] = lowest[bit].min(y & VALUE_MASK);
+            }
+        }
+        for (bit, &value) in lowest.iter().enumerate() {
+            if settled >> bit & 1 == 0 && value != u64::MAX {
+                values[bit] = value;
+                settled |= 1 << bit;
+            }
+        }
+        round += 1;
+    }
+    values.iter().enumerate().fold(0u64, |acc, (j, v)| acc | ((v & 1) << j))
 }
 
 /// Recipe v3's 64 hash functions (`minhash.MULTIPLIERS`): function j maps a shingle hash x to the top 32 bits

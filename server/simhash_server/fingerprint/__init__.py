@@ -1,5 +1,5 @@
 """Text -> 64-bit fingerprint: normalize -> tokens -> weighted features -> SimHash (v1, v2), or word 3-shingles
--> 1-bit MinHash (v3), or segments -> tiered 2-shingles -> 1-bit MinHash (v4); and the verification sketch.
+-> 1-bit MinHash (v3), or segments -> tiered character grams -> 1-bit MinHash (v4); and the verification sketch.
 
 Pure computation: nothing here touches HBase or the network.
 """

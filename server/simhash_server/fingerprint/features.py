@@ -21,8 +21,8 @@ character chunks v1 was chosen on) it keeps more edited copies within distance 3
 verified query reads, for a little precision that verification restores (docs/accuracy.md).
 
 Recipe v3 is not a SimHash: its features are the word 3-shingles themselves (``shingle_hashes``, SHINGLES),
-each counted once, and minhash.py turns them into bits.  Recipe v4's are the word 2-shingles within each
-segment of the text (sentences.py), each with its segment's tier (``segment_shingles``, TIERED_SHINGLES).
+each counted once, and minhash.py turns them into bits.  Recipe v4's are the character grams within each
+segment of the text (sentences.py), each with its segment's tier (``segment_grams``, TIERED_GRAMS).
 """
 
 from __future__ import annotations
@@ -39,14 +39,18 @@ import xxhash
 __all__ = [
     "BLEND_WEIGHTS",
     "DEFAULT_RECIPE",
+    "GRAM_WIDTH",
     "IDF_SCALE",
     "RECIPES",
     "SHINGLES",
-    "TIERED_SHINGLES",
+    "TIERED_GRAMS",
+    "WIDE_FROM",
     "Features",
+    "character_grams",
     "features",
     "fmix64",
-    "segment_shingles",
+    "segment_grams",
+    "segment_text",
     "shingle_hashes",
     "token_hashes",
 ]
@@ -55,7 +59,6 @@ IDF_SCALE = 100
 _CACHE_LIMIT = 1 << 20  # tokens remembered with their hash and IDF; cleared when full
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _SKIP = np.uint64(0xD6E8FEB86659FD93)
-_SINGLE = np.uint64(0x3C6EF372FE94F82B)  # a one-token segment's shingle: fmix64(h * GOLDEN ^ this)
 _M1, _M2, _S33 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53), np.uint64(33)
 
 
@@ -145,16 +148,51 @@ def shingle_hashes(hashes: np.ndarray) -> np.ndarray:
     return fmix64((fmix64((hashes[:-2] * _GOLDEN) ^ hashes[1:-1]) * _GOLDEN) ^ hashes[2:])
 
 
-def segment_shingles(segments: list[tuple[list[str], int]]) -> tuple[np.ndarray, np.ndarray]:
-    """Recipe v4's features: (shingle hashes, tiers), each distinct shingle once with the lowest tier it has.
+WIDE_FROM = 0x2E80  # code points from here on (CJK radicals, kana, Hangul, Han...) are wide
+WIDE_WEIGHT, NARROW_WEIGHT = 2, 1
+GRAM_WIDTH = 4  # a gram: 2 wide characters, 4 narrow ones, or a mix weighing 4
 
-    Within a segment, a word 2-shingle (tokens i, i+1) hashes like a bigram, ``fmix64((h_i * GOLDEN) ^
-    h_i+1)``; a segment of one token is ``fmix64((h * GOLDEN) ^ SINGLE)``.  Shingles never span two
-    segments, so a sentence keeps its shingles wherever it is moved or whatever surrounds it."""
+
+def segment_text(tokens: list[str]) -> str:
+    """A segment's tokens as one string: a space between two tokens, except between two wide characters
+    (Chinese is written without spaces, and jieba's word boundaries should not move a gram)."""
+    out: list[str] = []
+    for token in tokens:
+        if out and not (ord(out[-1][-1]) >= WIDE_FROM and ord(token[0]) >= WIDE_FROM):
+            out.append(" ")
+        out.append(token)
+    return "".join(out)
+
+
+def character_grams(text: str) -> set[str]:
+    """The distinct character grams of one segment's text: from each position, the shortest run of
+    characters weighing at least GRAM_WIDTH (a wide character 2, any other 1), until a gram has reached the
+    text's end; a run cut short by the end is a gram too, so every character is in one."""
+    weights = [WIDE_WEIGHT if ord(ch) >= WIDE_FROM else NARROW_WEIGHT for ch in text]
+    grams, end, weight = set(), 0, 0
+    for start in range(len(text)):
+        if start > 0 and end == len(text) and weight < GRAM_WIDTH:
+            break  # the last gram already reached the end
+        while end < len(text) and weight < GRAM_WIDTH:
+            weight += weights[end]
+            end += 1
+        grams.add(text[start:end])
+        weight -= weights[start]
+    return grams
+
+
+def segment_grams(segments: list[tuple[list[str], int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Recipe v4's features: (gram hashes, tiers), each distinct gram once with the lowest tier it has.
+
+    A gram's hash is XXH3-64 (seed 0) of its UTF-8 bytes.  Grams never span two segments, so a sentence
+    keeps its grams wherever it is moved or whatever surrounds it.  Character grams, not word shingles: a
+    typo changes 4 grams of a line's many, where it changes 2 of a line's few word pairs (docs/decisions.md,
+    #recipe-v4)."""
     hashes, tiers = [], []
     for tokens, tier in segments:
-        h = token_hashes(tokens)
-        made = _bigram_hashes(h) if h.size >= 2 else fmix64((h * _GOLDEN) ^ _SINGLE)
+        made = np.fromiter(
+            (xxhash.xxh3_64_intdigest(g.encode()) for g in character_grams(segment_text(tokens))), np.uint64
+        )
         hashes.append(made)
         tiers.append(np.full(made.size, tier, dtype=np.uint8))
     if not hashes:
@@ -212,7 +250,7 @@ RECIPES: dict[str, Callable[[list[str]], Features]] = {
 }
 DEFAULT_RECIPE = "blend-tfidf-321"  # recipe v2's features
 SHINGLES = "word-3-shingles"  # recipe v3's features: the shingle set, unweighted, hashed by minhash.py
-TIERED_SHINGLES = "segment-2-shingles-tiered"  # recipe v4's: 2-shingles within segments, weighted by tier
+TIERED_GRAMS = "segment-char-grams-tiered"  # recipe v4's: character grams within segments, weighted by tier
 
 
 def features(tokens: list[str], recipe: str = DEFAULT_RECIPE) -> Features:

@@ -15,7 +15,7 @@ import unicodedata
 from functools import cache
 from typing import Any
 
-from simhash_server.fingerprint.features import BLEND_WEIGHTS, SHINGLES, TIERED_SHINGLES, _idf_table
+from simhash_server.fingerprint.features import BLEND_WEIGHTS, SHINGLES, TIERED_GRAMS, _idf_table
 from simhash_server.fingerprint.script import character_folding
 from simhash_server.fingerprint.tokens import _HAN, _OTHER_IDEOGRAPH
 
@@ -52,7 +52,7 @@ _instances: dict[tuple[str, bool | None], Any] = {}
 
 def fingerprinter(recipe: str, scripts: bool | None = None) -> Any | None:
     """The shared ``simhash_native.Fingerprinter`` of a blend feature recipe, of SHINGLES (recipe v3) or of
-    TIERED_SHINGLES (recipe v4), built on first use; None without the extension, or for a recipe the extension
+    TIERED_GRAMS (recipe v4), built on first use; None without the extension, or for a recipe the extension
     does not compute (the unblended ones).  ``scripts`` (v4 only): its ``decompose`` also applies v4's
     character folding, with (True) or without (False) the Chinese scripts folded."""
     key = (recipe, scripts)
@@ -65,7 +65,7 @@ def fingerprinter(recipe: str, scripts: bool | None = None) -> Any | None:
 
 def _build(recipe: str, scripts: bool | None) -> Any | None:
     weights = BLEND_WEIGHTS.get(recipe)
-    if weights is None and recipe not in (SHINGLES, TIERED_SHINGLES):
+    if weights is None and recipe not in (SHINGLES, TIERED_GRAMS):
         return None
     try:
         import simhash_native
@@ -78,7 +78,7 @@ def _build(recipe: str, scripts: bool | None) -> Any | None:
         from simhash_server.fingerprint.normalize import phrase_folding  # normalize imports this module
 
         phrases = phrase_folding()
-    return simhash_native.Fingerprinter(_tables()[0], idf, median, table, weights, recipe == TIERED_SHINGLES, phrases)
+    return simhash_native.Fingerprinter(_tables()[0], idf, median, table, weights, recipe == TIERED_GRAMS, phrases)
 
 
 @cache

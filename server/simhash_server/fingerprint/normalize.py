@@ -24,7 +24,7 @@ import re
 import unicodedata
 from functools import cache
 
-from simhash_server.fingerprint.features import DEFAULT_RECIPE, TIERED_SHINGLES
+from simhash_server.fingerprint.features import DEFAULT_RECIPE, TIERED_GRAMS
 from simhash_server.fingerprint.markup import strip_markup
 from simhash_server.fingerprint.native import fingerprinter
 from simhash_server.fingerprint.script import character_folding, regional_phrases
@@ -62,7 +62,7 @@ def normalize(text: str, native: bool = True, form: str = NFKC_CASEFOLD) -> str:
         raise ValueError(f"unknown normalization {form!r}; choose one of {', '.join(NORMALIZATIONS)}")
     scripts = form == FOLDED
     text = strip_markup(text)
-    rust = fingerprinter(TIERED_SHINGLES, scripts) if native else None
+    rust = fingerprinter(TIERED_GRAMS, scripts) if native else None
     text = (rust.decompose(text) or text) if rust is not None else text.translate(_translation(scripts))
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
 

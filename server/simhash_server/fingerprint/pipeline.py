@@ -2,7 +2,7 @@
 
 normalize (normalize.py) -> tokens (tokens.py) -> weighted features (features.py) -> SimHash (simhash.py), or
 for v3 -> word 3-shingles (features.py) -> 1-bit MinHash (minhash.py), or for v4 -> segments with their tiers
-(sentences.py) -> 2-shingles within segments (features.py) -> tiered 1-bit MinHash (minhash.py); with
+(sentences.py) -> character grams within segments (features.py) -> tiered 1-bit MinHash (minhash.py); with
 ``sketch=True`` the same tokens also give the verification sketch (sketch.py) in the version's format.
 Steps 2-4 run in Rust when the extension is installed (native.py), with identical output.
 """
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from simhash_server.fingerprint.features import (
     SHINGLES,
-    TIERED_SHINGLES,
+    TIERED_GRAMS,
     features,
-    segment_shingles,
+    segment_grams,
     token_hashes,
 )
 from simhash_server.fingerprint.hexform import to_hex
@@ -49,18 +49,18 @@ def fingerprint(
     pipeline (tests and benchmarks)."""
     recipe = recipe_of(version)
     normalized = normalize(text, native, recipe.normalization)
-    scripts = None if recipe.features != TIERED_SHINGLES else recipe.normalization == FOLDED
+    scripts = None if recipe.features != TIERED_GRAMS else recipe.normalization == FOLDED
     rust = fingerprinter(recipe.features, scripts) if native else None
     if rust is not None:
         shape = (recipe.sketch.bins, recipe.sketch.bits) if sketch else None
         value, distinct, packed = rust.fingerprint(normalized, shape)
         return Fingerprint(value, distinct, header_of(recipe.sketch, distinct) + packed if sketch else b"")
-    if recipe.features == TIERED_SHINGLES:
+    if recipe.features == TIERED_GRAMS:
         parts = segments(fold_digits_and_phrases(normalized, bool(scripts)))
         hashes = token_hashes([token for tokens, _ in parts for token in tokens])
         distinct = distinct_shingle_count(hashes)
         made = sketch_of_hashes(hashes, recipe.sketch, native=False, distinct=distinct) if sketch else b""
-        return Fingerprint(tiered_minhash_bits(*segment_shingles(parts)), distinct, made)
+        return Fingerprint(tiered_minhash_bits(*segment_grams(parts)), distinct, made)
     tokens = tokenize(normalized)
     hashes = token_hashes(tokens)
     made = sketch_of_hashes(hashes, recipe.sketch, native=False) if sketch else b""

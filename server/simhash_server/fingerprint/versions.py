@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simhash_server.fingerprint.features import SHINGLES, TIERED_SHINGLES
+from simhash_server.fingerprint.features import SHINGLES, TIERED_GRAMS
 from simhash_server.fingerprint.normalize import FOLDED, NFKC_CASEFOLD, UNFOLDED
 from simhash_server.fingerprint.sketch import FORMATS, SketchFormat
 
@@ -37,12 +37,12 @@ V3 = (
     "/hash=xxh3-64+fmix64+multiply-add-shift/sketch=2048x2/r3"
 )
 # v4 is what a reader calls the same article: markup, invisible characters, scripts and numbers folded, and a
-# 1-bit MinHash of the 2-shingles within segments, sentences weighing most (sentences.py, minhash.py); its
+# 1-bit MinHash of the character grams within segments, sentences weighing most (sentences.py, minhash.py); its
 # sketch counts its shingles, so verification measures containment (sketch.py).  v4-nofold keeps traditional
 # and simplified Chinese apart.  The tables that fold are OpenCC's, from opencc-purepy 1.5.0 (pinned).
 _V4 = (
-    "minhash64/norm={}/opencc=opencc-purepy-1.5.0/seg=jieba-0.42.1/feat=segment-2-shingles-tiered-10-4"
-    "/hash=xxh3-64+fmix64+multiply-add-shift/sketch=2048x2+count/r4"
+    "minhash64/norm={}/opencc=opencc-purepy-1.5.0/seg=jieba-0.42.1/feat=segment-char-4-grams-tiered-10-4"
+    "/hash=xxh3-64+fmix64+rounds-0-8-18/sketch=2048x2+count/r4"
 )
 V4 = _V4.format(FOLDED)
 V4_NOFOLD = _V4.format(UNFOLDED)
@@ -51,7 +51,7 @@ V4_NOFOLD = _V4.format(UNFOLDED)
 @dataclass(frozen=True)
 class Recipe:
     version: str
-    features: str  # a key of features.RECIPES (SimHash over those features), SHINGLES (v3), TIERED_SHINGLES (v4)
+    features: str  # a key of features.RECIPES (SimHash over those features), SHINGLES (v3), TIERED_GRAMS (v4)
     sketch: SketchFormat
     # The min_similarity a text Deduplicate uses when the caller gives none: chosen on the tuning half of
     # the evaluation (docs/accuracy.md) as the floor where precision and recall against Jaccard >= 0.9
@@ -64,8 +64,8 @@ VERSIONS: dict[str, Recipe] = {
     V1: Recipe(V1, "blend-tfidf", FORMATS[1], 0.9),
     V2: Recipe(V2, "blend-tfidf-321", FORMATS[2], 0.896),
     V3: Recipe(V3, SHINGLES, FORMATS[2], 0.9),
-    V4_NOFOLD: Recipe(V4_NOFOLD, TIERED_SHINGLES, FORMATS[3], 0.75, UNFOLDED),
-    V4: Recipe(V4, TIERED_SHINGLES, FORMATS[3], 0.75, FOLDED),
+    V4_NOFOLD: Recipe(V4_NOFOLD, TIERED_GRAMS, FORMATS[3], 0.75, UNFOLDED),
+    V4: Recipe(V4, TIERED_GRAMS, FORMATS[3], 0.75, FOLDED),
 }
 FINGERPRINT_VERSION = V4  # what new indexes are created with
 # What the command line and the docs call them.
