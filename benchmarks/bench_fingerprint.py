@@ -1,4 +1,5 @@
-"""Fingerprinting speed: this project against the `simhash` package, on the same ~1 KB Chinese documents.
+"""Fingerprinting speed: this project against the `simhash` package, on the same ~1 KB Chinese documents;
+and every recipe version side by side on those, on whole Chinese pages and on whole English pages.
 
 One process, one core, both measured side by side in this run (interleaved rounds, best round kept, so a
 noisy neighbour hurts both alike); then the multi-process path (`simhash-index fingerprint --workers`).
@@ -113,9 +114,9 @@ def versions_table(docs: list[str], rounds: int) -> None:
         )
 
 
-def whole_pages(count: int) -> list[str]:
-    """Whole Chinese pages as users send them (not cut), up to ``count``."""
-    pages = [d.text for d in load_corpus(1500, whole=True, n_realistic=200) if d.lang == "zh" and not d.edited_from]
+def whole_pages(count: int, lang: str = "zh") -> list[str]:
+    """Whole pages of one language as users send them (not cut), up to ``count``."""
+    pages = [d.text for d in load_corpus(1500, whole=True, n_realistic=200) if d.lang == lang and not d.edited_from]
     return pages[:count]
 
 
@@ -126,7 +127,12 @@ def main() -> None:
     parser.add_argument("--versions-only", action="store_true", help="only the v1 / v2 table")
     args = parser.parse_args()
     docs = one_kb_docs(args.docs)
-    for label, sample in (("~1 KB Chinese documents", docs), ("whole Chinese pages", whole_pages(args.docs))):
+    samples = (
+        ("~1 KB Chinese documents", docs),
+        ("whole Chinese pages", whole_pages(args.docs)),
+        ("whole English pages", whole_pages(args.docs, "en")),
+    )
+    for label, sample in samples:
         chars = sum(map(len, sample)) / len(sample)
         print(f"fingerprint versions on {len(sample)} {label} ({chars:,.0f} characters on average):")
         versions_table(sample, args.rounds)
