@@ -29,13 +29,25 @@ _WHERE = {
         "errors",
     ),
     **dict.fromkeys(
-        ("DedupResult", "FingerprintResult", "Hit", "IndexOutcome", "Stats", "parse_simhash", "to_hex"), "types"
+        (
+            "DedupOutcome",
+            "DedupResult",
+            "FingerprintResult",
+            "Hit",
+            "IndexOutcome",
+            "QueryOutcome",
+            "Stats",
+            "parse_simhash",
+            "to_hex",
+        ),
+        "types",
     ),
 }
 __all__ = [
     "AsyncSimHashClient",
     "DataLoss",
     "DeadlineExceeded",
+    "DedupOutcome",
     "DedupResult",
     "FailedPrecondition",
     "FieldViolation",
@@ -46,6 +58,7 @@ __all__ = [
     "InvalidArgument",
     "NotFound",
     "PermissionDenied",
+    "QueryOutcome",
     "ResourceExhausted",
     "SimHashClient",
     "SimHashError",
@@ -73,7 +86,17 @@ if TYPE_CHECKING:
         Unauthenticated,
         Unavailable,
     )
-    from simhash_client.types import DedupResult, FingerprintResult, Hit, IndexOutcome, Stats, parse_simhash, to_hex
+    from simhash_client.types import (
+        DedupOutcome,
+        DedupResult,
+        FingerprintResult,
+        Hit,
+        IndexOutcome,
+        QueryOutcome,
+        Stats,
+        parse_simhash,
+        to_hex,
+    )
 
 
 def __getattr__(name: str) -> Any:

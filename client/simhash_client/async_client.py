@@ -14,7 +14,7 @@ from grpc_health.v1 import health_pb2
 from simhash_client import calls
 from simhash_client.channel import ChannelSettings, Connection
 from simhash_client.errors import SimHashError, Unavailable, from_rpc_error
-from simhash_client.types import DedupResult, FingerprintResult, Hit, IndexOutcome, Stats
+from simhash_client.types import DedupOutcome, DedupResult, FingerprintResult, Hit, IndexOutcome, QueryOutcome, Stats
 
 __all__ = ["AsyncSimHashClient"]
 
@@ -130,6 +130,16 @@ class AsyncSimHashClient(Connection):
     ) -> DedupResult:
         call = calls.deduplicate(doc_id, text, simhash, max_distance, limit, fingerprint_version, min_similarity)
         return await self._run(call, timeout)
+
+    async def query_batch(
+        self, queries: Iterable[dict[str, Any]], *, timeout: float | None = None
+    ) -> list[QueryOutcome]:
+        return await self._run(calls.query_batch(queries), timeout)
+
+    async def deduplicate_batch(
+        self, documents: Iterable[dict[str, Any]], *, timeout: float | None = None
+    ) -> list[DedupOutcome]:
+        return await self._run(calls.deduplicate_batch(documents), timeout)
 
     async def get(self, doc_id: str, *, timeout: float | None = None) -> int:
         return await self._run(calls.get(doc_id), timeout)

@@ -11,19 +11,31 @@ from typing import Any, Generic, TypeVar
 
 import grpc
 
-from simhash_client.types import DedupResult, FingerprintResult, Hit, IndexOutcome, Stats, parse_simhash
+from simhash_client.errors import status_violations
+from simhash_client.types import (
+    DedupOutcome,
+    DedupResult,
+    FingerprintResult,
+    Hit,
+    IndexOutcome,
+    QueryOutcome,
+    Stats,
+    parse_simhash,
+)
 from simhash_index.v1 import simhash_index_pb2 as pb
 
 __all__ = [
     "Call",
     "backoff",
     "deduplicate",
+    "deduplicate_batch",
     "delete",
     "fingerprint",
     "get",
     "index",
     "index_batch",
     "query",
+    "query_batch",
     "retryable",
     "stats",
 ]
@@ -113,6 +125,49 @@ def index_batch(documents: Iterable[dict[str, Any]]) -> Call[list[IndexOutcome]]
     )
 
 
+def _search_request(request: Any, item: dict[str, Any]) -> None:
+    """A batch item's dict (the keyword arguments of ``query``/``deduplicate``) into its request message."""
+    _content(request, item.get("text"), item.get("simhash"), item.get("fingerprint_version"))
+    _search_options(request, item.get("max_distance"), item.get("min_similarity"))
+    request.limit = item.get("limit", 0)
+
+
+def _dedup_result(r: pb.DeduplicateResponse) -> DedupResult:
+    return DedupResult(r.stored, tuple(_hits(r.hits)), r.simhash, r.below_similarity)
+
+
+def query_batch(queries: Iterable[dict[str, Any]]) -> Call[list[QueryOutcome]]:
+    request = pb.QueryBatchRequest()
+    for item in queries:
+        _search_request(request.queries.add(), item)
+
+    def answer(r: pb.QueryBatchResponse) -> list[QueryOutcome]:
+        return [
+            QueryOutcome(True, tuple(_hits(o.response.hits)), o.response.simhash)
+            if o.status.code == 0
+            else QueryOutcome(False, error=o.status.message, violations=status_violations(o.status))
+            for o in r.outcomes
+        ]
+
+    return Call("QueryBatch", request, answer)
+
+
+def deduplicate_batch(documents: Iterable[dict[str, Any]]) -> Call[list[DedupOutcome]]:
+    request = pb.DeduplicateBatchRequest()
+    for item in documents:
+        _search_request(request.documents.add(doc_id=item["doc_id"]), item)
+
+    def answer(r: pb.DeduplicateBatchResponse) -> list[DedupOutcome]:
+        return [
+            DedupOutcome(sent.doc_id, True, _dedup_result(o.response))
+            if o.status.code == 0
+            else DedupOutcome(sent.doc_id, False, error=o.status.message, violations=status_violations(o.status))
+            for sent, o in zip(request.documents, r.outcomes, strict=True)
+        ]
+
+    return Call("DeduplicateBatch", request, answer)
+
+
 def query(
     text: str | None,
     simhash: int | str | None,
@@ -139,9 +194,7 @@ def deduplicate(
     request = pb.DeduplicateRequest(doc_id=doc_id, limit=limit)
     _content(request, text, simhash, version)
     _search_options(request, max_distance, min_similarity)
-    return Call(
-        "Deduplicate", request, lambda r: DedupResult(r.stored, tuple(_hits(r.hits)), r.simhash, r.below_similarity)
-    )
+    return Call("Deduplicate", request, _dedup_result)
 
 
 def get(doc_id: str) -> Call[int]:

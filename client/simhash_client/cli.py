@@ -15,7 +15,7 @@ from typing import IO, Any
 
 import click
 
-from simhash_client import Hit, SimHashClient, SimHashError, to_hex
+from simhash_client import DedupResult, Hit, SimHashClient, SimHashError, parse_simhash, to_hex
 
 
 def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
@@ -158,31 +158,113 @@ def index(target: str, timeout: float, doc_id: str, text, text_file, simhash) ->
         _emit({"doc_id": doc_id, "simhash": to_hex(client.index(doc_id, **content))})
 
 
+def _dedup_record(doc_id: str, result: DedupResult, verified: bool) -> dict[str, Any]:
+    return {
+        "doc_id": doc_id,
+        "stored": result.stored,
+        "simhash": to_hex(result.simhash),
+        "duplicates": [_hit(h) for h in result.hits],
+        **({"below_similarity": result.below_similarity} if verified else {}),
+    }
+
+
 @click.command()
 @client_options
-@click.argument("doc_id")
+@click.argument("doc_id", required=False)
 @content_options
+@click.option(
+    "--input",
+    "input_file",
+    type=click.File("r", encoding="utf-8"),
+    help='JSON lines {"id", "text"} or {"id", "simhash"} to deduplicate in order, instead of DOC_ID ("-": stdin).',
+)
+@click.option("--batch-size", type=click.IntRange(1, 1000), default=100, show_default=True, help="Lines per call.")
 @distance_option
 @limit_option
 @similarity_option
 def dedup(
-    target: str, timeout: float, doc_id: str, text, text_file, simhash, max_distance, limit, min_similarity
+    target: str,
+    timeout: float,
+    doc_id: str | None,
+    text,
+    text_file,
+    simhash,
+    input_file,
+    batch_size: int,
+    max_distance,
+    limit,
+    min_similarity,
 ) -> None:
-    """Store the document unless a near-duplicate is already stored; print what happened."""
+    """Store the document unless a near-duplicate is already stored; print what happened.
+
+    With --input, every line in order (DeduplicateBatch): a line near an earlier one is not stored and
+    names it.  A line that is not a document, or that the server refuses, is reported on stderr by its
+    number (the exit status is then 1); the others print one result each, in input order."""
+    options = {"max_distance": max_distance, "limit": limit, "min_similarity": min_similarity}
+    if input_file is not None:
+        if doc_id is not None or text or text_file or simhash:
+            raise click.UsageError("--input replaces DOC_ID, --text, --text-file and --simhash")
+        with _client(target, timeout) as client:
+            failed = _dedup_lines(client, input_file, batch_size, options)
+        if failed:
+            raise SystemExit(1)
+        return
+    if doc_id is None:
+        raise click.UsageError("give DOC_ID with --text, --text-file or --simhash, or --input")
     content = _content(text, text_file, simhash)
     with _client(target, timeout) as client:
-        result = client.deduplicate(
-            doc_id, **content, max_distance=max_distance, limit=limit, min_similarity=min_similarity
-        )
-    _emit(
-        {
-            "doc_id": doc_id,
-            "stored": result.stored,
-            "simhash": to_hex(result.simhash),
-            "duplicates": [_hit(h) for h in result.hits],
-            **({"below_similarity": result.below_similarity} if min_similarity is not None else {}),
-        }
-    )
+        result = client.deduplicate(doc_id, **content, **options)
+    _emit(_dedup_record(doc_id, result, min_similarity is not None))
+
+
+def _document_line(line: str) -> dict[str, Any]:
+    """One --input line as deduplicate_batch's item; ValueError saying what is wrong with it."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+        raise ValueError('expected an object with a string "id"')
+    if ("text" in record) == ("simhash" in record):
+        raise ValueError('expected exactly one of "text" and "simhash"')
+    if "simhash" in record:
+        return {"doc_id": record["id"], "simhash": parse_simhash(record["simhash"])}
+    if not isinstance(record["text"], str):
+        raise ValueError('"text" must be a string')
+    return {"doc_id": record["id"], "text": record["text"]}
+
+
+def _dedup_lines(client: SimHashClient, lines: IO[str], batch_size: int, options: dict[str, Any]) -> int:
+    """Deduplicate every line in order, batch_size lines a call; how many lines failed."""
+    failed = 0
+    batch: list[tuple[int, dict[str, Any]]] = []
+
+    def send() -> int:
+        items = [{**item, **options} for _, item in batch]
+        bad = 0
+        for (number, item), outcome in zip(batch, client.deduplicate_batch(items), strict=True):
+            if outcome.ok and outcome.result is not None:
+                _emit(_dedup_record(item["doc_id"], outcome.result, options["min_similarity"] is not None))
+            else:
+                click.echo(f"line {number}: {outcome.error}", err=True)
+                bad += 1
+        batch.clear()
+        return bad
+
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            batch.append((number, _document_line(line)))
+        except ValueError as exc:
+            click.echo(f"line {number}: {exc}", err=True)
+            failed += 1
+            continue
+        if len(batch) == batch_size:
+            failed += send()
+    if batch:
+        failed += send()
+    return failed
 
 
 @click.command()

@@ -12,7 +12,7 @@ from grpc_health.v1 import health_pb2
 from simhash_client import calls
 from simhash_client.channel import ChannelSettings, Connection
 from simhash_client.errors import SimHashError, Unavailable, from_rpc_error
-from simhash_client.types import DedupResult, FingerprintResult, Hit, IndexOutcome, Stats
+from simhash_client.types import DedupOutcome, DedupResult, FingerprintResult, Hit, IndexOutcome, QueryOutcome, Stats
 
 __all__ = ["SimHashClient"]
 
@@ -145,6 +145,20 @@ class SimHashClient(Connection):
         in ``query``; a candidate that cannot be verified still counts as a near-duplicate."""
         call = calls.deduplicate(doc_id, text, simhash, max_distance, limit, fingerprint_version, min_similarity)
         return self._run(call, timeout)
+
+    def query_batch(self, queries: Iterable[dict[str, Any]], *, timeout: float | None = None) -> list[QueryOutcome]:
+        """Many queries in one call: each item a dict of ``query``'s keyword arguments (text or simhash,
+        max_distance, limit, fingerprint_version, min_similarity).  Outcomes in input order; a bad item is
+        refused alone (``ok`` False, its ``violations`` naming the fields)."""
+        return self._run(calls.query_batch(queries), timeout)
+
+    def deduplicate_batch(
+        self, documents: Iterable[dict[str, Any]], *, timeout: float | None = None
+    ) -> list[DedupOutcome]:
+        """Many ``deduplicate`` calls in one, decided in input order: each item a dict with doc_id and
+        ``deduplicate``'s keyword arguments.  A document near an earlier one of the batch is not stored and
+        names it, as if the items had been sent one by one.  Safe to retry."""
+        return self._run(calls.deduplicate_batch(documents), timeout)
 
     def get(self, doc_id: str, *, timeout: float | None = None) -> int:
         """The stored fingerprint of doc_id; raises NotFound if there is none."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import grpc
-from google.rpc import error_details_pb2
+from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 __all__ = [
@@ -130,8 +130,13 @@ def _violations(error: grpc.RpcError) -> tuple[FieldViolation, ...]:
         status = rpc_status.from_call(error)  # type: ignore[arg-type]
     except (AttributeError, ValueError):  # not a call, or details that disagree with the code
         return ()
+    return status_violations(status) if status is not None else ()
+
+
+def status_violations(status: status_pb2.Status) -> tuple[FieldViolation, ...]:
+    """The BadRequest field violations of a google.rpc.Status: a call's, or a refused batch item's."""
     found: list[FieldViolation] = []
-    for detail in status.details if status is not None else ():
+    for detail in status.details:
         if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
             bad = error_details_pb2.BadRequest()
             detail.Unpack(bad)

@@ -83,6 +83,28 @@ class DedupResult:
 
 
 @dataclass(frozen=True)
+class QueryOutcome:
+    """One item of ``query_batch``: its hits, or why the server refused the item."""
+
+    ok: bool
+    hits: tuple[Hit, ...] = ()
+    simhash: int | None = None
+    error: str | None = None
+    violations: tuple[tuple[str, str], ...] = ()  # (field path, description) of each bad field
+
+
+@dataclass(frozen=True)
+class DedupOutcome:
+    """One item of ``deduplicate_batch``: what ``deduplicate`` would have said, or why it was refused."""
+
+    doc_id: str
+    ok: bool
+    result: DedupResult | None = None
+    error: str | None = None
+    violations: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class Stats:
     documents: int
     fingerprint_version: str

@@ -91,6 +91,52 @@ def test_concurrent_near_duplicates_store_exactly_one_per_group(replicas, round_
             assert f"{run}-{g}-{winner}" in [h.doc_id for h in answer.hits], (g, v)
 
 
+BATCH = 12
+
+
+def test_concurrent_batches_on_two_replicas_store_exactly_one_per_group(replicas) -> None:
+    """DeduplicateBatch keeps the rule across batches and inside them: the variants of a group are spread
+    over batches sent at once to both replicas, some landing in one batch together."""
+    run = uuid.uuid4().hex[:8]
+    seeds = (f"{run}-b{n}" for n in itertools.count())
+    groups = GROUPS // 2
+    texts = {g: article(seed) for g, seed in zip(range(groups), filter(near_duplicates, seeds), strict=False)}
+    items = [(g, v) for g in range(groups) for v in range(len(VARIANTS))]
+    random.Random(run).shuffle(items)
+    batches: queue.Queue[list[tuple[int, int]]] = queue.Queue()
+    for start in range(0, len(items), BATCH):
+        batches.put(items[start : start + BATCH])
+    answers: dict[tuple[int, int], object] = {}
+
+    def caller(n: int) -> None:
+        with SimHashClient(replicas[n % SERVERS], timeout=120, retries=3) as client:
+            while True:
+                try:
+                    batch = batches.get_nowait()
+                except queue.Empty:
+                    return
+                documents = [{"doc_id": f"{run}-{g}-{v}", "text": VARIANTS[v].format(texts[g])} for g, v in batch]
+                for key, outcome in zip(batch, client.deduplicate_batch(documents), strict=True):
+                    answers[key] = outcome.result
+
+    threads = [threading.Thread(target=caller, args=(n,)) for n in range(CALLERS // 2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(answers) == len(items), "a caller failed"
+    together = sum(
+        len({g for g, _ in items[s : s + BATCH]}) < len(items[s : s + BATCH]) for s in range(0, len(items), BATCH)
+    )
+    assert together > 0  # some batch holds two variants of one group: the rule inside a batch was exercised
+    stored_per_group = Counter(g for (g, _), answer in answers.items() if answer.stored)
+    assert [g for g in range(groups) if stored_per_group[g] != 1] == [], stored_per_group
+    for (g, v), answer in answers.items():
+        if not answer.stored:
+            (winner,) = [w for w in range(len(VARIANTS)) if answers[(g, w)].stored]
+            assert f"{run}-{g}-{winner}" in [h.doc_id for h in answer.hits], (g, v)
+
+
 def test_a_claim_blocks_near_fingerprints_until_released_and_no_others(make_index, base) -> None:
     from simhash_server.index.errors import DeadlineExceeded
 

@@ -33,6 +33,7 @@ def test_python_example_prints_what_the_readme_says(server) -> None:
         "True False [('article-1', 0)]",
         "True article-1",
         "[('article-1', True)]",
+        "[False, True, False, 'documents[3].doc_id'] article-4",
     ]
 
 

@@ -16,6 +16,7 @@
 package simhashindexv1
 
 import (
+	status "google.golang.org/genproto/googleapis/rpc/status"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
@@ -386,12 +387,15 @@ type IndexOutcome struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The item's id, as sent.
 	DocId string `protobuf:"bytes,1,opt,name=doc_id,json=docId,proto3" json:"doc_id,omitempty"`
-	// google.rpc.Code of this item: 0 (OK) or 3 (INVALID_ARGUMENT, with `error` naming the field).
+	// google.rpc.Code of this item, as in `status` (kept for clients written before `status`).
 	Code int32 `protobuf:"varint,2,opt,name=code,proto3" json:"code,omitempty"`
-	// Why the item was rejected, naming its field by path (`documents[3].doc_id`); empty when stored.
+	// The message of `status` (kept for clients written before `status`).
 	Error string `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
 	// The fingerprint stored (when code is 0).
-	Simhash       uint64 `protobuf:"fixed64,4,opt,name=simhash,proto3" json:"simhash,omitempty"`
+	Simhash uint64 `protobuf:"fixed64,4,opt,name=simhash,proto3" json:"simhash,omitempty"`
+	// OK, or INVALID_ARGUMENT with a google.rpc.BadRequest in `details` naming every bad field of the item by
+	// its path (`documents[3].doc_id`).
+	Status        *status.Status `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -452,6 +456,13 @@ func (x *IndexOutcome) GetSimhash() uint64 {
 		return x.Simhash
 	}
 	return 0
+}
+
+func (x *IndexOutcome) GetStatus() *status.Status {
+	if x != nil {
+		return x.Status
+	}
+	return nil
 }
 
 // What IndexBatch did with each item.
@@ -518,6 +529,329 @@ func (x *IndexBatchResponse) GetRejected() uint32 {
 	return 0
 }
 
+// Queries in one call.
+type QueryBatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most the server's max_batch (1,000 by default) queries.
+	Queries       []*QueryRequest `protobuf:"bytes,1,rep,name=queries,proto3" json:"queries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueryBatchRequest) Reset() {
+	*x = QueryBatchRequest{}
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueryBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueryBatchRequest) ProtoMessage() {}
+
+func (x *QueryBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueryBatchRequest.ProtoReflect.Descriptor instead.
+func (*QueryBatchRequest) Descriptor() ([]byte, []int) {
+	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *QueryBatchRequest) GetQueries() []*QueryRequest {
+	if x != nil {
+		return x.Queries
+	}
+	return nil
+}
+
+// One query's answer in QueryBatch.
+type QueryOutcome struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// OK, or INVALID_ARGUMENT with a google.rpc.BadRequest in `details` naming every bad field of the item by
+	// its path (`queries[3].min_similarity`).
+	Status *status.Status `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	// The answer, when `status` is OK.
+	Response      *QueryResponse `protobuf:"bytes,2,opt,name=response,proto3" json:"response,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueryOutcome) Reset() {
+	*x = QueryOutcome{}
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueryOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueryOutcome) ProtoMessage() {}
+
+func (x *QueryOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueryOutcome.ProtoReflect.Descriptor instead.
+func (*QueryOutcome) Descriptor() ([]byte, []int) {
+	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *QueryOutcome) GetStatus() *status.Status {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
+func (x *QueryOutcome) GetResponse() *QueryResponse {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
+// Every query's answer.
+type QueryBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One per query, in request order.
+	Outcomes      []*QueryOutcome `protobuf:"bytes,1,rep,name=outcomes,proto3" json:"outcomes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueryBatchResponse) Reset() {
+	*x = QueryBatchResponse{}
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueryBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueryBatchResponse) ProtoMessage() {}
+
+func (x *QueryBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueryBatchResponse.ProtoReflect.Descriptor instead.
+func (*QueryBatchResponse) Descriptor() ([]byte, []int) {
+	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *QueryBatchResponse) GetOutcomes() []*QueryOutcome {
+	if x != nil {
+		return x.Outcomes
+	}
+	return nil
+}
+
+// Documents to deduplicate in one call, in order.
+type DeduplicateBatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most the server's max_batch (1,000 by default) documents.
+	Documents     []*DeduplicateRequest `protobuf:"bytes,1,rep,name=documents,proto3" json:"documents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeduplicateBatchRequest) Reset() {
+	*x = DeduplicateBatchRequest{}
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeduplicateBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeduplicateBatchRequest) ProtoMessage() {}
+
+func (x *DeduplicateBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeduplicateBatchRequest.ProtoReflect.Descriptor instead.
+func (*DeduplicateBatchRequest) Descriptor() ([]byte, []int) {
+	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *DeduplicateBatchRequest) GetDocuments() []*DeduplicateRequest {
+	if x != nil {
+		return x.Documents
+	}
+	return nil
+}
+
+// One document's outcome in DeduplicateBatch.
+type DeduplicateOutcome struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// OK, or INVALID_ARGUMENT with a google.rpc.BadRequest in `details` naming every bad field of the item by
+	// its path (`documents[3].doc_id`).
+	Status *status.Status `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	// The answer, when `status` is OK: as Deduplicate's.  Its hits may name an earlier item of the batch.
+	Response      *DeduplicateResponse `protobuf:"bytes,2,opt,name=response,proto3" json:"response,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeduplicateOutcome) Reset() {
+	*x = DeduplicateOutcome{}
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeduplicateOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeduplicateOutcome) ProtoMessage() {}
+
+func (x *DeduplicateOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeduplicateOutcome.ProtoReflect.Descriptor instead.
+func (*DeduplicateOutcome) Descriptor() ([]byte, []int) {
+	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *DeduplicateOutcome) GetStatus() *status.Status {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
+func (x *DeduplicateOutcome) GetResponse() *DeduplicateResponse {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
+// What DeduplicateBatch did with each document.
+type DeduplicateBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One per document, in request order.
+	Outcomes []*DeduplicateOutcome `protobuf:"bytes,1,rep,name=outcomes,proto3" json:"outcomes,omitempty"`
+	// How many documents were stored.
+	Stored uint32 `protobuf:"varint,2,opt,name=stored,proto3" json:"stored,omitempty"`
+	// How many were found to be near-duplicates (and not stored).
+	Duplicates uint32 `protobuf:"varint,3,opt,name=duplicates,proto3" json:"duplicates,omitempty"`
+	// How many were refused for a bad field.
+	Rejected      uint32 `protobuf:"varint,4,opt,name=rejected,proto3" json:"rejected,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeduplicateBatchResponse) Reset() {
+	*x = DeduplicateBatchResponse{}
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeduplicateBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeduplicateBatchResponse) ProtoMessage() {}
+
+func (x *DeduplicateBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeduplicateBatchResponse.ProtoReflect.Descriptor instead.
+func (*DeduplicateBatchResponse) Descriptor() ([]byte, []int) {
+	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *DeduplicateBatchResponse) GetOutcomes() []*DeduplicateOutcome {
+	if x != nil {
+		return x.Outcomes
+	}
+	return nil
+}
+
+func (x *DeduplicateBatchResponse) GetStored() uint32 {
+	if x != nil {
+		return x.Stored
+	}
+	return 0
+}
+
+func (x *DeduplicateBatchResponse) GetDuplicates() uint32 {
+	if x != nil {
+		return x.Duplicates
+	}
+	return 0
+}
+
+func (x *DeduplicateBatchResponse) GetRejected() uint32 {
+	if x != nil {
+		return x.Rejected
+	}
+	return 0
+}
+
 // A lookup of stored documents near a text or a fingerprint.
 type QueryRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -542,7 +876,7 @@ type QueryRequest struct {
 
 func (x *QueryRequest) Reset() {
 	*x = QueryRequest{}
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[7]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -554,7 +888,7 @@ func (x *QueryRequest) String() string {
 func (*QueryRequest) ProtoMessage() {}
 
 func (x *QueryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[7]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -567,7 +901,7 @@ func (x *QueryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryRequest.ProtoReflect.Descriptor instead.
 func (*QueryRequest) Descriptor() ([]byte, []int) {
-	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{7}
+	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *QueryRequest) GetText() string {
@@ -631,7 +965,7 @@ type Hit struct {
 
 func (x *Hit) Reset() {
 	*x = Hit{}
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[8]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -643,7 +977,7 @@ func (x *Hit) String() string {
 func (*Hit) ProtoMessage() {}
 
 func (x *Hit) ProtoReflect() protoreflect.Message {
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[8]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -656,7 +990,7 @@ func (x *Hit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hit.ProtoReflect.Descriptor instead.
 func (*Hit) Descriptor() ([]byte, []int) {
-	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{8}
+	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Hit) GetDocId() string {
@@ -711,7 +1045,7 @@ type QueryResponse struct {
 
 func (x *QueryResponse) Reset() {
 	*x = QueryResponse{}
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[9]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -723,7 +1057,7 @@ func (x *QueryResponse) String() string {
 func (*QueryResponse) ProtoMessage() {}
 
 func (x *QueryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[9]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -736,7 +1070,7 @@ func (x *QueryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryResponse.ProtoReflect.Descriptor instead.
 func (*QueryResponse) Descriptor() ([]byte, []int) {
-	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{9}
+	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *QueryResponse) GetHits() []*Hit {
@@ -790,7 +1124,7 @@ type DeduplicateRequest struct {
 
 func (x *DeduplicateRequest) Reset() {
 	*x = DeduplicateRequest{}
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[10]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -802,7 +1136,7 @@ func (x *DeduplicateRequest) String() string {
 func (*DeduplicateRequest) ProtoMessage() {}
 
 func (x *DeduplicateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[10]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -815,7 +1149,7 @@ func (x *DeduplicateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeduplicateRequest.ProtoReflect.Descriptor instead.
 func (*DeduplicateRequest) Descriptor() ([]byte, []int) {
-	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{10}
+	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeduplicateRequest) GetDocId() string {
@@ -886,7 +1220,7 @@ type DeduplicateResponse struct {
 
 func (x *DeduplicateResponse) Reset() {
 	*x = DeduplicateResponse{}
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[11]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -898,7 +1232,7 @@ func (x *DeduplicateResponse) String() string {
 func (*DeduplicateResponse) ProtoMessage() {}
 
 func (x *DeduplicateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[11]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -911,7 +1245,7 @@ func (x *DeduplicateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeduplicateResponse.ProtoReflect.Descriptor instead.
 func (*DeduplicateResponse) Descriptor() ([]byte, []int) {
-	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{11}
+	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DeduplicateResponse) GetHits() []*Hit {
@@ -960,7 +1294,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[12]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -972,7 +1306,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[12]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -985,7 +1319,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{12}
+	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetRequest) GetDocId() string {
@@ -1008,7 +1342,7 @@ type GetResponse struct {
 
 func (x *GetResponse) Reset() {
 	*x = GetResponse{}
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[13]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1020,7 +1354,7 @@ func (x *GetResponse) String() string {
 func (*GetResponse) ProtoMessage() {}
 
 func (x *GetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[13]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1033,7 +1367,7 @@ func (x *GetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResponse.ProtoReflect.Descriptor instead.
 func (*GetResponse) Descriptor() ([]byte, []int) {
-	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{13}
+	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetResponse) GetDocId() string {
@@ -1061,7 +1395,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[14]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1073,7 +1407,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[14]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1086,7 +1420,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{14}
+	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DeleteRequest) GetDocIds() []string {
@@ -1107,7 +1441,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[15]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1119,7 +1453,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[15]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1132,7 +1466,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{15}
+	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DeleteResponse) GetDeleted() uint32 {
@@ -1151,7 +1485,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[16]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1163,7 +1497,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[16]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1176,7 +1510,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{16}
+	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{22}
 }
 
 // What the index holds and how it is laid out.
@@ -1211,7 +1545,7 @@ type StatsResponse struct {
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[17]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1223,7 +1557,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[17]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1236,7 +1570,7 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{17}
+	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StatsResponse) GetDocuments() uint64 {
@@ -1322,7 +1656,7 @@ type FingerprintCount struct {
 
 func (x *FingerprintCount) Reset() {
 	*x = FingerprintCount{}
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[18]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1334,7 +1668,7 @@ func (x *FingerprintCount) String() string {
 func (*FingerprintCount) ProtoMessage() {}
 
 func (x *FingerprintCount) ProtoReflect() protoreflect.Message {
-	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[18]
+	mi := &file_simhash_index_v1_simhash_index_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1347,7 +1681,7 @@ func (x *FingerprintCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FingerprintCount.ProtoReflect.Descriptor instead.
 func (*FingerprintCount) Descriptor() ([]byte, []int) {
-	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{18}
+	return file_simhash_index_v1_simhash_index_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *FingerprintCount) GetSimhash() uint64 {
@@ -1368,7 +1702,7 @@ var File_simhash_index_v1_simhash_index_proto protoreflect.FileDescriptor
 
 const file_simhash_index_v1_simhash_index_proto_rawDesc = "" +
 	"\n" +
-	"$simhash_index/v1/simhash_index.proto\x12\x10simhash_index.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"(\n" +
+	"$simhash_index/v1/simhash_index.proto\x12\x10simhash_index.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"(\n" +
 	"\x12FingerprintRequest\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\"|\n" +
 	"\x13FingerprintResponse\x12\x18\n" +
@@ -1388,16 +1722,36 @@ const file_simhash_index_v1_simhash_index_proto_rawDesc = "" +
 	"\asimhash\x18\x02 \x01(\x06R\asimhash\x12\x1a\n" +
 	"\bfeatures\x18\x03 \x01(\rR\bfeatures\"Q\n" +
 	"\x11IndexBatchRequest\x12<\n" +
-	"\tdocuments\x18\x01 \x03(\v2\x1e.simhash_index.v1.IndexRequestR\tdocuments\"i\n" +
+	"\tdocuments\x18\x01 \x03(\v2\x1e.simhash_index.v1.IndexRequestR\tdocuments\"\x95\x01\n" +
 	"\fIndexOutcome\x12\x15\n" +
 	"\x06doc_id\x18\x01 \x01(\tR\x05docId\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\x05R\x04code\x12\x14\n" +
 	"\x05error\x18\x03 \x01(\tR\x05error\x12\x18\n" +
-	"\asimhash\x18\x04 \x01(\x06R\asimhash\"\x86\x01\n" +
+	"\asimhash\x18\x04 \x01(\x06R\asimhash\x12*\n" +
+	"\x06status\x18\x05 \x01(\v2\x12.google.rpc.StatusR\x06status\"\x86\x01\n" +
 	"\x12IndexBatchResponse\x12:\n" +
 	"\boutcomes\x18\x01 \x03(\v2\x1e.simhash_index.v1.IndexOutcomeR\boutcomes\x12\x18\n" +
 	"\aindexed\x18\x02 \x01(\rR\aindexed\x12\x1a\n" +
-	"\brejected\x18\x03 \x01(\rR\brejected\"\x9a\x02\n" +
+	"\brejected\x18\x03 \x01(\rR\brejected\"M\n" +
+	"\x11QueryBatchRequest\x128\n" +
+	"\aqueries\x18\x01 \x03(\v2\x1e.simhash_index.v1.QueryRequestR\aqueries\"w\n" +
+	"\fQueryOutcome\x12*\n" +
+	"\x06status\x18\x01 \x01(\v2\x12.google.rpc.StatusR\x06status\x12;\n" +
+	"\bresponse\x18\x02 \x01(\v2\x1f.simhash_index.v1.QueryResponseR\bresponse\"P\n" +
+	"\x12QueryBatchResponse\x12:\n" +
+	"\boutcomes\x18\x01 \x03(\v2\x1e.simhash_index.v1.QueryOutcomeR\boutcomes\"]\n" +
+	"\x17DeduplicateBatchRequest\x12B\n" +
+	"\tdocuments\x18\x01 \x03(\v2$.simhash_index.v1.DeduplicateRequestR\tdocuments\"\x83\x01\n" +
+	"\x12DeduplicateOutcome\x12*\n" +
+	"\x06status\x18\x01 \x01(\v2\x12.google.rpc.StatusR\x06status\x12A\n" +
+	"\bresponse\x18\x02 \x01(\v2%.simhash_index.v1.DeduplicateResponseR\bresponse\"\xb0\x01\n" +
+	"\x18DeduplicateBatchResponse\x12@\n" +
+	"\boutcomes\x18\x01 \x03(\v2$.simhash_index.v1.DeduplicateOutcomeR\boutcomes\x12\x16\n" +
+	"\x06stored\x18\x02 \x01(\rR\x06stored\x12\x1e\n" +
+	"\n" +
+	"duplicates\x18\x03 \x01(\rR\n" +
+	"duplicates\x12\x1a\n" +
+	"\brejected\x18\x04 \x01(\rR\brejected\"\x9a\x02\n" +
 	"\fQueryRequest\x12\x17\n" +
 	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x88\x01\x01\x12\x1d\n" +
 	"\asimhash\x18\x02 \x01(\x06H\x01R\asimhash\x88\x01\x01\x12&\n" +
@@ -1472,12 +1826,15 @@ const file_simhash_index_v1_simhash_index_proto_rawDesc = "" +
 	"\fVerification\x12\x1c\n" +
 	"\x18VERIFICATION_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15VERIFICATION_VERIFIED\x10\x01\x12\x1b\n" +
-	"\x17VERIFICATION_UNVERIFIED\x10\x022\x8e\x05\n" +
+	"\x17VERIFICATION_UNVERIFIED\x10\x022\xd2\x06\n" +
 	"\fSimHashIndex\x12Z\n" +
 	"\vFingerprint\x12$.simhash_index.v1.FingerprintRequest\x1a%.simhash_index.v1.FingerprintResponse\x12H\n" +
 	"\x05Index\x12\x1e.simhash_index.v1.IndexRequest\x1a\x1f.simhash_index.v1.IndexResponse\x12W\n" +
 	"\n" +
-	"IndexBatch\x12#.simhash_index.v1.IndexBatchRequest\x1a$.simhash_index.v1.IndexBatchResponse\x12H\n" +
+	"IndexBatch\x12#.simhash_index.v1.IndexBatchRequest\x1a$.simhash_index.v1.IndexBatchResponse\x12W\n" +
+	"\n" +
+	"QueryBatch\x12#.simhash_index.v1.QueryBatchRequest\x1a$.simhash_index.v1.QueryBatchResponse\x12i\n" +
+	"\x10DeduplicateBatch\x12).simhash_index.v1.DeduplicateBatchRequest\x1a*.simhash_index.v1.DeduplicateBatchResponse\x12H\n" +
 	"\x05Query\x12\x1e.simhash_index.v1.QueryRequest\x1a\x1f.simhash_index.v1.QueryResponse\x12Z\n" +
 	"\vDeduplicate\x12$.simhash_index.v1.DeduplicateRequest\x1a%.simhash_index.v1.DeduplicateResponse\x12B\n" +
 	"\x03Get\x12\x1c.simhash_index.v1.GetRequest\x1a\x1d.simhash_index.v1.GetResponse\x12K\n" +
@@ -1498,59 +1855,79 @@ func file_simhash_index_v1_simhash_index_proto_rawDescGZIP() []byte {
 }
 
 var file_simhash_index_v1_simhash_index_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_simhash_index_v1_simhash_index_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_simhash_index_v1_simhash_index_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_simhash_index_v1_simhash_index_proto_goTypes = []any{
-	(Verification)(0),             // 0: simhash_index.v1.Verification
-	(*FingerprintRequest)(nil),    // 1: simhash_index.v1.FingerprintRequest
-	(*FingerprintResponse)(nil),   // 2: simhash_index.v1.FingerprintResponse
-	(*IndexRequest)(nil),          // 3: simhash_index.v1.IndexRequest
-	(*IndexResponse)(nil),         // 4: simhash_index.v1.IndexResponse
-	(*IndexBatchRequest)(nil),     // 5: simhash_index.v1.IndexBatchRequest
-	(*IndexOutcome)(nil),          // 6: simhash_index.v1.IndexOutcome
-	(*IndexBatchResponse)(nil),    // 7: simhash_index.v1.IndexBatchResponse
-	(*QueryRequest)(nil),          // 8: simhash_index.v1.QueryRequest
-	(*Hit)(nil),                   // 9: simhash_index.v1.Hit
-	(*QueryResponse)(nil),         // 10: simhash_index.v1.QueryResponse
-	(*DeduplicateRequest)(nil),    // 11: simhash_index.v1.DeduplicateRequest
-	(*DeduplicateResponse)(nil),   // 12: simhash_index.v1.DeduplicateResponse
-	(*GetRequest)(nil),            // 13: simhash_index.v1.GetRequest
-	(*GetResponse)(nil),           // 14: simhash_index.v1.GetResponse
-	(*DeleteRequest)(nil),         // 15: simhash_index.v1.DeleteRequest
-	(*DeleteResponse)(nil),        // 16: simhash_index.v1.DeleteResponse
-	(*StatsRequest)(nil),          // 17: simhash_index.v1.StatsRequest
-	(*StatsResponse)(nil),         // 18: simhash_index.v1.StatsResponse
-	(*FingerprintCount)(nil),      // 19: simhash_index.v1.FingerprintCount
-	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
+	(Verification)(0),                // 0: simhash_index.v1.Verification
+	(*FingerprintRequest)(nil),       // 1: simhash_index.v1.FingerprintRequest
+	(*FingerprintResponse)(nil),      // 2: simhash_index.v1.FingerprintResponse
+	(*IndexRequest)(nil),             // 3: simhash_index.v1.IndexRequest
+	(*IndexResponse)(nil),            // 4: simhash_index.v1.IndexResponse
+	(*IndexBatchRequest)(nil),        // 5: simhash_index.v1.IndexBatchRequest
+	(*IndexOutcome)(nil),             // 6: simhash_index.v1.IndexOutcome
+	(*IndexBatchResponse)(nil),       // 7: simhash_index.v1.IndexBatchResponse
+	(*QueryBatchRequest)(nil),        // 8: simhash_index.v1.QueryBatchRequest
+	(*QueryOutcome)(nil),             // 9: simhash_index.v1.QueryOutcome
+	(*QueryBatchResponse)(nil),       // 10: simhash_index.v1.QueryBatchResponse
+	(*DeduplicateBatchRequest)(nil),  // 11: simhash_index.v1.DeduplicateBatchRequest
+	(*DeduplicateOutcome)(nil),       // 12: simhash_index.v1.DeduplicateOutcome
+	(*DeduplicateBatchResponse)(nil), // 13: simhash_index.v1.DeduplicateBatchResponse
+	(*QueryRequest)(nil),             // 14: simhash_index.v1.QueryRequest
+	(*Hit)(nil),                      // 15: simhash_index.v1.Hit
+	(*QueryResponse)(nil),            // 16: simhash_index.v1.QueryResponse
+	(*DeduplicateRequest)(nil),       // 17: simhash_index.v1.DeduplicateRequest
+	(*DeduplicateResponse)(nil),      // 18: simhash_index.v1.DeduplicateResponse
+	(*GetRequest)(nil),               // 19: simhash_index.v1.GetRequest
+	(*GetResponse)(nil),              // 20: simhash_index.v1.GetResponse
+	(*DeleteRequest)(nil),            // 21: simhash_index.v1.DeleteRequest
+	(*DeleteResponse)(nil),           // 22: simhash_index.v1.DeleteResponse
+	(*StatsRequest)(nil),             // 23: simhash_index.v1.StatsRequest
+	(*StatsResponse)(nil),            // 24: simhash_index.v1.StatsResponse
+	(*FingerprintCount)(nil),         // 25: simhash_index.v1.FingerprintCount
+	(*status.Status)(nil),            // 26: google.rpc.Status
+	(*timestamppb.Timestamp)(nil),    // 27: google.protobuf.Timestamp
 }
 var file_simhash_index_v1_simhash_index_proto_depIdxs = []int32{
 	3,  // 0: simhash_index.v1.IndexBatchRequest.documents:type_name -> simhash_index.v1.IndexRequest
-	6,  // 1: simhash_index.v1.IndexBatchResponse.outcomes:type_name -> simhash_index.v1.IndexOutcome
-	0,  // 2: simhash_index.v1.Hit.verification:type_name -> simhash_index.v1.Verification
-	9,  // 3: simhash_index.v1.QueryResponse.hits:type_name -> simhash_index.v1.Hit
-	9,  // 4: simhash_index.v1.DeduplicateResponse.hits:type_name -> simhash_index.v1.Hit
-	19, // 5: simhash_index.v1.StatsResponse.top_fingerprints:type_name -> simhash_index.v1.FingerprintCount
-	20, // 6: simhash_index.v1.StatsResponse.last_gc:type_name -> google.protobuf.Timestamp
-	1,  // 7: simhash_index.v1.SimHashIndex.Fingerprint:input_type -> simhash_index.v1.FingerprintRequest
-	3,  // 8: simhash_index.v1.SimHashIndex.Index:input_type -> simhash_index.v1.IndexRequest
-	5,  // 9: simhash_index.v1.SimHashIndex.IndexBatch:input_type -> simhash_index.v1.IndexBatchRequest
-	8,  // 10: simhash_index.v1.SimHashIndex.Query:input_type -> simhash_index.v1.QueryRequest
-	11, // 11: simhash_index.v1.SimHashIndex.Deduplicate:input_type -> simhash_index.v1.DeduplicateRequest
-	13, // 12: simhash_index.v1.SimHashIndex.Get:input_type -> simhash_index.v1.GetRequest
-	15, // 13: simhash_index.v1.SimHashIndex.Delete:input_type -> simhash_index.v1.DeleteRequest
-	17, // 14: simhash_index.v1.SimHashIndex.Stats:input_type -> simhash_index.v1.StatsRequest
-	2,  // 15: simhash_index.v1.SimHashIndex.Fingerprint:output_type -> simhash_index.v1.FingerprintResponse
-	4,  // 16: simhash_index.v1.SimHashIndex.Index:output_type -> simhash_index.v1.IndexResponse
-	7,  // 17: simhash_index.v1.SimHashIndex.IndexBatch:output_type -> simhash_index.v1.IndexBatchResponse
-	10, // 18: simhash_index.v1.SimHashIndex.Query:output_type -> simhash_index.v1.QueryResponse
-	12, // 19: simhash_index.v1.SimHashIndex.Deduplicate:output_type -> simhash_index.v1.DeduplicateResponse
-	14, // 20: simhash_index.v1.SimHashIndex.Get:output_type -> simhash_index.v1.GetResponse
-	16, // 21: simhash_index.v1.SimHashIndex.Delete:output_type -> simhash_index.v1.DeleteResponse
-	18, // 22: simhash_index.v1.SimHashIndex.Stats:output_type -> simhash_index.v1.StatsResponse
-	15, // [15:23] is the sub-list for method output_type
-	7,  // [7:15] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	26, // 1: simhash_index.v1.IndexOutcome.status:type_name -> google.rpc.Status
+	6,  // 2: simhash_index.v1.IndexBatchResponse.outcomes:type_name -> simhash_index.v1.IndexOutcome
+	14, // 3: simhash_index.v1.QueryBatchRequest.queries:type_name -> simhash_index.v1.QueryRequest
+	26, // 4: simhash_index.v1.QueryOutcome.status:type_name -> google.rpc.Status
+	16, // 5: simhash_index.v1.QueryOutcome.response:type_name -> simhash_index.v1.QueryResponse
+	9,  // 6: simhash_index.v1.QueryBatchResponse.outcomes:type_name -> simhash_index.v1.QueryOutcome
+	17, // 7: simhash_index.v1.DeduplicateBatchRequest.documents:type_name -> simhash_index.v1.DeduplicateRequest
+	26, // 8: simhash_index.v1.DeduplicateOutcome.status:type_name -> google.rpc.Status
+	18, // 9: simhash_index.v1.DeduplicateOutcome.response:type_name -> simhash_index.v1.DeduplicateResponse
+	12, // 10: simhash_index.v1.DeduplicateBatchResponse.outcomes:type_name -> simhash_index.v1.DeduplicateOutcome
+	0,  // 11: simhash_index.v1.Hit.verification:type_name -> simhash_index.v1.Verification
+	15, // 12: simhash_index.v1.QueryResponse.hits:type_name -> simhash_index.v1.Hit
+	15, // 13: simhash_index.v1.DeduplicateResponse.hits:type_name -> simhash_index.v1.Hit
+	25, // 14: simhash_index.v1.StatsResponse.top_fingerprints:type_name -> simhash_index.v1.FingerprintCount
+	27, // 15: simhash_index.v1.StatsResponse.last_gc:type_name -> google.protobuf.Timestamp
+	1,  // 16: simhash_index.v1.SimHashIndex.Fingerprint:input_type -> simhash_index.v1.FingerprintRequest
+	3,  // 17: simhash_index.v1.SimHashIndex.Index:input_type -> simhash_index.v1.IndexRequest
+	5,  // 18: simhash_index.v1.SimHashIndex.IndexBatch:input_type -> simhash_index.v1.IndexBatchRequest
+	8,  // 19: simhash_index.v1.SimHashIndex.QueryBatch:input_type -> simhash_index.v1.QueryBatchRequest
+	11, // 20: simhash_index.v1.SimHashIndex.DeduplicateBatch:input_type -> simhash_index.v1.DeduplicateBatchRequest
+	14, // 21: simhash_index.v1.SimHashIndex.Query:input_type -> simhash_index.v1.QueryRequest
+	17, // 22: simhash_index.v1.SimHashIndex.Deduplicate:input_type -> simhash_index.v1.DeduplicateRequest
+	19, // 23: simhash_index.v1.SimHashIndex.Get:input_type -> simhash_index.v1.GetRequest
+	21, // 24: simhash_index.v1.SimHashIndex.Delete:input_type -> simhash_index.v1.DeleteRequest
+	23, // 25: simhash_index.v1.SimHashIndex.Stats:input_type -> simhash_index.v1.StatsRequest
+	2,  // 26: simhash_index.v1.SimHashIndex.Fingerprint:output_type -> simhash_index.v1.FingerprintResponse
+	4,  // 27: simhash_index.v1.SimHashIndex.Index:output_type -> simhash_index.v1.IndexResponse
+	7,  // 28: simhash_index.v1.SimHashIndex.IndexBatch:output_type -> simhash_index.v1.IndexBatchResponse
+	10, // 29: simhash_index.v1.SimHashIndex.QueryBatch:output_type -> simhash_index.v1.QueryBatchResponse
+	13, // 30: simhash_index.v1.SimHashIndex.DeduplicateBatch:output_type -> simhash_index.v1.DeduplicateBatchResponse
+	16, // 31: simhash_index.v1.SimHashIndex.Query:output_type -> simhash_index.v1.QueryResponse
+	18, // 32: simhash_index.v1.SimHashIndex.Deduplicate:output_type -> simhash_index.v1.DeduplicateResponse
+	20, // 33: simhash_index.v1.SimHashIndex.Get:output_type -> simhash_index.v1.GetResponse
+	22, // 34: simhash_index.v1.SimHashIndex.Delete:output_type -> simhash_index.v1.DeleteResponse
+	24, // 35: simhash_index.v1.SimHashIndex.Stats:output_type -> simhash_index.v1.StatsResponse
+	26, // [26:36] is the sub-list for method output_type
+	16, // [16:26] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_simhash_index_v1_simhash_index_proto_init() }
@@ -1559,16 +1936,16 @@ func file_simhash_index_v1_simhash_index_proto_init() {
 		return
 	}
 	file_simhash_index_v1_simhash_index_proto_msgTypes[2].OneofWrappers = []any{}
-	file_simhash_index_v1_simhash_index_proto_msgTypes[7].OneofWrappers = []any{}
-	file_simhash_index_v1_simhash_index_proto_msgTypes[8].OneofWrappers = []any{}
-	file_simhash_index_v1_simhash_index_proto_msgTypes[10].OneofWrappers = []any{}
+	file_simhash_index_v1_simhash_index_proto_msgTypes[13].OneofWrappers = []any{}
+	file_simhash_index_v1_simhash_index_proto_msgTypes[14].OneofWrappers = []any{}
+	file_simhash_index_v1_simhash_index_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_simhash_index_v1_simhash_index_proto_rawDesc), len(file_simhash_index_v1_simhash_index_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   19,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,14 +28,16 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	SimHashIndex_Fingerprint_FullMethodName = "/simhash_index.v1.SimHashIndex/Fingerprint"
-	SimHashIndex_Index_FullMethodName       = "/simhash_index.v1.SimHashIndex/Index"
-	SimHashIndex_IndexBatch_FullMethodName  = "/simhash_index.v1.SimHashIndex/IndexBatch"
-	SimHashIndex_Query_FullMethodName       = "/simhash_index.v1.SimHashIndex/Query"
-	SimHashIndex_Deduplicate_FullMethodName = "/simhash_index.v1.SimHashIndex/Deduplicate"
-	SimHashIndex_Get_FullMethodName         = "/simhash_index.v1.SimHashIndex/Get"
-	SimHashIndex_Delete_FullMethodName      = "/simhash_index.v1.SimHashIndex/Delete"
-	SimHashIndex_Stats_FullMethodName       = "/simhash_index.v1.SimHashIndex/Stats"
+	SimHashIndex_Fingerprint_FullMethodName      = "/simhash_index.v1.SimHashIndex/Fingerprint"
+	SimHashIndex_Index_FullMethodName            = "/simhash_index.v1.SimHashIndex/Index"
+	SimHashIndex_IndexBatch_FullMethodName       = "/simhash_index.v1.SimHashIndex/IndexBatch"
+	SimHashIndex_QueryBatch_FullMethodName       = "/simhash_index.v1.SimHashIndex/QueryBatch"
+	SimHashIndex_DeduplicateBatch_FullMethodName = "/simhash_index.v1.SimHashIndex/DeduplicateBatch"
+	SimHashIndex_Query_FullMethodName            = "/simhash_index.v1.SimHashIndex/Query"
+	SimHashIndex_Deduplicate_FullMethodName      = "/simhash_index.v1.SimHashIndex/Deduplicate"
+	SimHashIndex_Get_FullMethodName              = "/simhash_index.v1.SimHashIndex/Get"
+	SimHashIndex_Delete_FullMethodName           = "/simhash_index.v1.SimHashIndex/Delete"
+	SimHashIndex_Stats_FullMethodName            = "/simhash_index.v1.SimHashIndex/Stats"
 )
 
 // SimHashIndexClient is the client API for SimHashIndex service.
@@ -53,6 +55,14 @@ type SimHashIndexClient interface {
 	Index(ctx context.Context, in *IndexRequest, opts ...grpc.CallOption) (*IndexResponse, error)
 	// Upsert many documents; each item's outcome is reported.  Idempotent.
 	IndexBatch(ctx context.Context, in *IndexBatchRequest, opts ...grpc.CallOption) (*IndexBatchResponse, error)
+	// Query for many texts or fingerprints in one call: each item answered as Query would, in request order.
+	// The items' drawer scans are shared.  A bad item is refused alone, in its outcome's status.
+	QueryBatch(ctx context.Context, in *QueryBatchRequest, opts ...grpc.CallOption) (*QueryBatchResponse, error)
+	// Deduplicate many documents in one call, in request order: an item is stored unless a near-duplicate
+	// is stored already or was stored by an earlier item of the batch, which it then names.  The same
+	// answers as sending the items one by one, and atomic across servers as Deduplicate is.  A bad item is
+	// refused alone, in its outcome's status.  Safe to retry.
+	DeduplicateBatch(ctx context.Context, in *DeduplicateBatchRequest, opts ...grpc.CallOption) (*DeduplicateBatchResponse, error)
 	// Stored documents near a text or fingerprint, closest first: within max_distance (0..3), or with
 	// min_similarity (text only) within up to 8, each candidate checked against its stored sketch.
 	Query(ctx context.Context, in *QueryRequest, opts ...grpc.CallOption) (*QueryResponse, error)
@@ -100,6 +110,26 @@ func (c *simHashIndexClient) IndexBatch(ctx context.Context, in *IndexBatchReque
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(IndexBatchResponse)
 	err := c.cc.Invoke(ctx, SimHashIndex_IndexBatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *simHashIndexClient) QueryBatch(ctx context.Context, in *QueryBatchRequest, opts ...grpc.CallOption) (*QueryBatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(QueryBatchResponse)
+	err := c.cc.Invoke(ctx, SimHashIndex_QueryBatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *simHashIndexClient) DeduplicateBatch(ctx context.Context, in *DeduplicateBatchRequest, opts ...grpc.CallOption) (*DeduplicateBatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeduplicateBatchResponse)
+	err := c.cc.Invoke(ctx, SimHashIndex_DeduplicateBatch_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -171,6 +201,14 @@ type SimHashIndexServer interface {
 	Index(context.Context, *IndexRequest) (*IndexResponse, error)
 	// Upsert many documents; each item's outcome is reported.  Idempotent.
 	IndexBatch(context.Context, *IndexBatchRequest) (*IndexBatchResponse, error)
+	// Query for many texts or fingerprints in one call: each item answered as Query would, in request order.
+	// The items' drawer scans are shared.  A bad item is refused alone, in its outcome's status.
+	QueryBatch(context.Context, *QueryBatchRequest) (*QueryBatchResponse, error)
+	// Deduplicate many documents in one call, in request order: an item is stored unless a near-duplicate
+	// is stored already or was stored by an earlier item of the batch, which it then names.  The same
+	// answers as sending the items one by one, and atomic across servers as Deduplicate is.  A bad item is
+	// refused alone, in its outcome's status.  Safe to retry.
+	DeduplicateBatch(context.Context, *DeduplicateBatchRequest) (*DeduplicateBatchResponse, error)
 	// Stored documents near a text or fingerprint, closest first: within max_distance (0..3), or with
 	// min_similarity (text only) within up to 8, each candidate checked against its stored sketch.
 	Query(context.Context, *QueryRequest) (*QueryResponse, error)
@@ -202,6 +240,12 @@ func (UnimplementedSimHashIndexServer) Index(context.Context, *IndexRequest) (*I
 }
 func (UnimplementedSimHashIndexServer) IndexBatch(context.Context, *IndexBatchRequest) (*IndexBatchResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method IndexBatch not implemented")
+}
+func (UnimplementedSimHashIndexServer) QueryBatch(context.Context, *QueryBatchRequest) (*QueryBatchResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method QueryBatch not implemented")
+}
+func (UnimplementedSimHashIndexServer) DeduplicateBatch(context.Context, *DeduplicateBatchRequest) (*DeduplicateBatchResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method DeduplicateBatch not implemented")
 }
 func (UnimplementedSimHashIndexServer) Query(context.Context, *QueryRequest) (*QueryResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Query not implemented")
@@ -289,6 +333,42 @@ func _SimHashIndex_IndexBatch_Handler(srv interface{}, ctx context.Context, dec 
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(SimHashIndexServer).IndexBatch(ctx, req.(*IndexBatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SimHashIndex_QueryBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(QueryBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SimHashIndexServer).QueryBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SimHashIndex_QueryBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SimHashIndexServer).QueryBatch(ctx, req.(*QueryBatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SimHashIndex_DeduplicateBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeduplicateBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SimHashIndexServer).DeduplicateBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SimHashIndex_DeduplicateBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SimHashIndexServer).DeduplicateBatch(ctx, req.(*DeduplicateBatchRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -401,6 +481,14 @@ var SimHashIndex_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "IndexBatch",
 			Handler:    _SimHashIndex_IndexBatch_Handler,
+		},
+		{
+			MethodName: "QueryBatch",
+			Handler:    _SimHashIndex_QueryBatch_Handler,
+		},
+		{
+			MethodName: "DeduplicateBatch",
+			Handler:    _SimHashIndex_DeduplicateBatch_Handler,
 		},
 		{
 			MethodName: "Query",

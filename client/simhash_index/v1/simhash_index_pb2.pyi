@@ -1,6 +1,7 @@
 import datetime
 
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.rpc import status_pb2 as _status_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -64,16 +65,18 @@ class IndexBatchRequest(_message.Message):
     def __init__(self, documents: _Optional[_Iterable[_Union[IndexRequest, _Mapping]]] = ...) -> None: ...
 
 class IndexOutcome(_message.Message):
-    __slots__ = ("doc_id", "code", "error", "simhash")
+    __slots__ = ("doc_id", "code", "error", "simhash", "status")
     DOC_ID_FIELD_NUMBER: _ClassVar[int]
     CODE_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     SIMHASH_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
     doc_id: str
     code: int
     error: str
     simhash: int
-    def __init__(self, doc_id: _Optional[str] = ..., code: _Optional[int] = ..., error: _Optional[str] = ..., simhash: _Optional[int] = ...) -> None: ...
+    status: _status_pb2.Status
+    def __init__(self, doc_id: _Optional[str] = ..., code: _Optional[int] = ..., error: _Optional[str] = ..., simhash: _Optional[int] = ..., status: _Optional[_Union[_status_pb2.Status, _Mapping]] = ...) -> None: ...
 
 class IndexBatchResponse(_message.Message):
     __slots__ = ("outcomes", "indexed", "rejected")
@@ -84,6 +87,52 @@ class IndexBatchResponse(_message.Message):
     indexed: int
     rejected: int
     def __init__(self, outcomes: _Optional[_Iterable[_Union[IndexOutcome, _Mapping]]] = ..., indexed: _Optional[int] = ..., rejected: _Optional[int] = ...) -> None: ...
+
+class QueryBatchRequest(_message.Message):
+    __slots__ = ("queries",)
+    QUERIES_FIELD_NUMBER: _ClassVar[int]
+    queries: _containers.RepeatedCompositeFieldContainer[QueryRequest]
+    def __init__(self, queries: _Optional[_Iterable[_Union[QueryRequest, _Mapping]]] = ...) -> None: ...
+
+class QueryOutcome(_message.Message):
+    __slots__ = ("status", "response")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    status: _status_pb2.Status
+    response: QueryResponse
+    def __init__(self, status: _Optional[_Union[_status_pb2.Status, _Mapping]] = ..., response: _Optional[_Union[QueryResponse, _Mapping]] = ...) -> None: ...
+
+class QueryBatchResponse(_message.Message):
+    __slots__ = ("outcomes",)
+    OUTCOMES_FIELD_NUMBER: _ClassVar[int]
+    outcomes: _containers.RepeatedCompositeFieldContainer[QueryOutcome]
+    def __init__(self, outcomes: _Optional[_Iterable[_Union[QueryOutcome, _Mapping]]] = ...) -> None: ...
+
+class DeduplicateBatchRequest(_message.Message):
+    __slots__ = ("documents",)
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    documents: _containers.RepeatedCompositeFieldContainer[DeduplicateRequest]
+    def __init__(self, documents: _Optional[_Iterable[_Union[DeduplicateRequest, _Mapping]]] = ...) -> None: ...
+
+class DeduplicateOutcome(_message.Message):
+    __slots__ = ("status", "response")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    status: _status_pb2.Status
+    response: DeduplicateResponse
+    def __init__(self, status: _Optional[_Union[_status_pb2.Status, _Mapping]] = ..., response: _Optional[_Union[DeduplicateResponse, _Mapping]] = ...) -> None: ...
+
+class DeduplicateBatchResponse(_message.Message):
+    __slots__ = ("outcomes", "stored", "duplicates", "rejected")
+    OUTCOMES_FIELD_NUMBER: _ClassVar[int]
+    STORED_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATES_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    outcomes: _containers.RepeatedCompositeFieldContainer[DeduplicateOutcome]
+    stored: int
+    duplicates: int
+    rejected: int
+    def __init__(self, outcomes: _Optional[_Iterable[_Union[DeduplicateOutcome, _Mapping]]] = ..., stored: _Optional[int] = ..., duplicates: _Optional[int] = ..., rejected: _Optional[int] = ...) -> None: ...
 
 class QueryRequest(_message.Message):
     __slots__ = ("text", "simhash", "max_distance", "limit", "fingerprint_version", "min_similarity")

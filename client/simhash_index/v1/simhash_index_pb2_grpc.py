@@ -53,6 +53,16 @@ class SimHashIndexStub:
                 request_serializer=simhash__index_dot_v1_dot_simhash__index__pb2.IndexBatchRequest.SerializeToString,
                 response_deserializer=simhash__index_dot_v1_dot_simhash__index__pb2.IndexBatchResponse.FromString,
                 _registered_method=True)
+        self.QueryBatch = channel.unary_unary(
+                '/simhash_index.v1.SimHashIndex/QueryBatch',
+                request_serializer=simhash__index_dot_v1_dot_simhash__index__pb2.QueryBatchRequest.SerializeToString,
+                response_deserializer=simhash__index_dot_v1_dot_simhash__index__pb2.QueryBatchResponse.FromString,
+                _registered_method=True)
+        self.DeduplicateBatch = channel.unary_unary(
+                '/simhash_index.v1.SimHashIndex/DeduplicateBatch',
+                request_serializer=simhash__index_dot_v1_dot_simhash__index__pb2.DeduplicateBatchRequest.SerializeToString,
+                response_deserializer=simhash__index_dot_v1_dot_simhash__index__pb2.DeduplicateBatchResponse.FromString,
+                _registered_method=True)
         self.Query = channel.unary_unary(
                 '/simhash_index.v1.SimHashIndex/Query',
                 request_serializer=simhash__index_dot_v1_dot_simhash__index__pb2.QueryRequest.SerializeToString,
@@ -103,6 +113,24 @@ class SimHashIndexServicer:
 
     def IndexBatch(self, request, context):
         """Upsert many documents; each item's outcome is reported.  Idempotent.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def QueryBatch(self, request, context):
+        """Query for many texts or fingerprints in one call: each item answered as Query would, in request order.
+        The items' drawer scans are shared.  A bad item is refused alone, in its outcome's status.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeduplicateBatch(self, request, context):
+        """Deduplicate many documents in one call, in request order: an item is stored unless a near-duplicate
+        is stored already or was stored by an earlier item of the batch, which it then names.  The same
+        answers as sending the items one by one, and atomic across servers as Deduplicate is.  A bad item is
+        refused alone, in its outcome's status.  Safe to retry.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -163,6 +191,16 @@ def add_SimHashIndexServicer_to_server(servicer, server):
                     servicer.IndexBatch,
                     request_deserializer=simhash__index_dot_v1_dot_simhash__index__pb2.IndexBatchRequest.FromString,
                     response_serializer=simhash__index_dot_v1_dot_simhash__index__pb2.IndexBatchResponse.SerializeToString,
+            ),
+            'QueryBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.QueryBatch,
+                    request_deserializer=simhash__index_dot_v1_dot_simhash__index__pb2.QueryBatchRequest.FromString,
+                    response_serializer=simhash__index_dot_v1_dot_simhash__index__pb2.QueryBatchResponse.SerializeToString,
+            ),
+            'DeduplicateBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeduplicateBatch,
+                    request_deserializer=simhash__index_dot_v1_dot_simhash__index__pb2.DeduplicateBatchRequest.FromString,
+                    response_serializer=simhash__index_dot_v1_dot_simhash__index__pb2.DeduplicateBatchResponse.SerializeToString,
             ),
             'Query': grpc.unary_unary_rpc_method_handler(
                     servicer.Query,
@@ -275,6 +313,60 @@ class SimHashIndex:
             '/simhash_index.v1.SimHashIndex/IndexBatch',
             simhash__index_dot_v1_dot_simhash__index__pb2.IndexBatchRequest.SerializeToString,
             simhash__index_dot_v1_dot_simhash__index__pb2.IndexBatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def QueryBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/simhash_index.v1.SimHashIndex/QueryBatch',
+            simhash__index_dot_v1_dot_simhash__index__pb2.QueryBatchRequest.SerializeToString,
+            simhash__index_dot_v1_dot_simhash__index__pb2.QueryBatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeduplicateBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/simhash_index.v1.SimHashIndex/DeduplicateBatch',
+            simhash__index_dot_v1_dot_simhash__index__pb2.DeduplicateBatchRequest.SerializeToString,
+            simhash__index_dot_v1_dot_simhash__index__pb2.DeduplicateBatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

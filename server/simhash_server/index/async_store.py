@@ -86,6 +86,10 @@ class AsyncIndexStore:
         near = await self._nearby.submit(Probe.verified(fp, max_distance, limit), deadline=deadline)
         return verified(near, sketch, min_similarity, limit)
 
+    async def near(self, probe: Probe, deadline: float | None = None) -> list[Near]:
+        """The stored documents near one probe, unranked and unverified (DeduplicateBatch decides itself)."""
+        return await self._nearby.submit(probe, deadline=deadline)
+
     async def get(self, doc_id: str, deadline: float | None = None) -> int | None:
         return await self._blocking(self.store.get, doc_id, deadline)
 
@@ -115,7 +119,7 @@ class AsyncIndexStore:
         return await self._blocking(self.store.delete, doc_ids, deadline)
 
     @contextlib.asynccontextmanager
-    async def claimed(self, fp: int, deadline: float | None = None) -> AsyncIterator[Claim]:
+    async def claimed(self, fp: int | Sequence[int], deadline: float | None = None) -> AsyncIterator[Claim]:
         """Deduplicate's turn among calls on near-duplicates, on every server (claims.py): held inside."""
         taking = asyncio.get_running_loop().run_in_executor(self._executor, self.store.claim, fp, deadline)
         try:

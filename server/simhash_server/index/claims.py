@@ -79,12 +79,13 @@ class Run(Protocol):
 def claim(
     run: Run,
     table: bytes,
-    fp: int,
+    fp: int | Iterable[int],
     owner: bytes,
     deadline: float | None,
     each: Callable[[Callable[[bytes], bool | Exception], Sequence[bytes]], Iterable[bool | Exception]] = map,
 ) -> Claim:
-    """Take the claims of ``fp``'s 10 drawer prefixes for ``owner``, waiting for those other calls hold.
+    """Take the claims of ``fp``'s 10 drawer prefixes for ``owner`` (of every fingerprint's, for a batch),
+    waiting for those other calls hold.
 
     First every row at once (``each`` maps over them, concurrently if it can): most calls meet no other, and
     keep them all.  Otherwise what was taken goes back, and the rows are taken one by one in one global
@@ -93,7 +94,8 @@ def claim(
     Rows are taken before ``deadline``; rows taken on the way go back whatever the deadline: a call that
     fails, or whose deadline passes, must not leave claims behind, or its near duplicates would wait a lease
     (CLAIM_TTL_SECONDS) for them."""
-    rows = tuple(sorted(set(drawer_prefixes(fp))))
+    fps = (fp,) if isinstance(fp, int) else fp
+    rows = tuple(sorted({prefix for each in fps for prefix in drawer_prefixes(each)}))
 
     def attempt(row: bytes) -> bool | Exception:
         try:

@@ -225,8 +225,9 @@ class IndexStore:
         self.thrift1.run(write, deadline=deadline)
 
     # -- reads ----------------------------------------------------------------------------------------
-    def claim(self, fp: int, deadline: float | None = None) -> Claim:
-        """Wait for, then hold, the deduplication claims of ``fp``'s drawers (claims.py)."""
+    def claim(self, fp: int | Sequence[int], deadline: float | None = None) -> Claim:
+        """Wait for, then hold, the deduplication claims of ``fp``'s drawers, or of every fingerprint's of a
+        batch (claims.py)."""
         return claim(self.thrift2.run, self._names["claims"], fp, new_owner(), deadline, self._claiming.map)
 
     def release(self, held: Claim) -> None:

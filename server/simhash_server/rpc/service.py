@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor
 from typing import Any, TypeVar
 
@@ -28,17 +28,21 @@ from simhash_server.fingerprint import fingerprint
 from simhash_server.index.async_store import AsyncIndexStore
 from simhash_server.index.errors import DeadlineExceeded, InvalidArgument, Unavailable
 from simhash_server.index.gc import GcReport, OrphanEstimate
+from simhash_server.index.in_batch import Decision, Item, decide_in_order
 from simhash_server.index.model import (
     MAX_DISTANCE,
     Document,
     Hit,
+    Probe,
     check_doc_id,
 )
 from simhash_server.index.request import Request, check_request
 from simhash_server.rpc.limits import Limits
-from simhash_server.rpc.status import NotFound, abort
+from simhash_server.rpc.status import NotFound, abort, item_status
 
 __all__ = ["SimHashIndexService"]
+
+_REFUSED_ALONE = (InvalidArgument, VersionMismatch)  # what a batch item is refused for, in its own outcome
 
 R = TypeVar("R")
 # Texts up to this many characters are fingerprinted on the event loop (a fraction of a millisecond); longer ones in a
@@ -143,6 +147,28 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         chars = len(request.text) if request.text is not None else 0
         return await self._off_loop_if_long(chars, self._document_of, request, "", sketch)
 
+    def _check_batch_size(self, items: Sequence[Any], field: str) -> None:
+        if len(items) > self.limits.max_batch:
+            raise InvalidArgument(
+                field, f"{field} has {len(items)} items, over the limit of {self.limits.max_batch} (max_batch)"
+            )
+
+    def _checked_items(
+        self, items: Sequence[Any], field: str, deadline: float | None, **checks: Any
+    ) -> list[tuple[Request, int, int, bytes] | InvalidArgument | VersionMismatch]:
+        """Each batch item checked and fingerprinted (a sketch only where a floor needs it), or why it is
+        refused: by the path of its field (``queries[3].text``)."""
+        out: list[tuple[Request, int, int, bytes] | InvalidArgument | VersionMismatch] = []
+        for n, item in enumerate(items):
+            prefix = f"{field}[{n}]."
+            try:
+                checked = self._checked(item, prefix=prefix, **checks)
+                out.append((checked, *self._document_of(checked, prefix, sketch=checked.verified)))
+            except _REFUSED_ALONE as exc:
+                out.append(exc)
+            _check_deadline(deadline)
+        return out
+
     async def _query(
         self, fp: int, distance: int, limit: int | None, deadline: float | None, sketch: bytes, floor: float | None
     ) -> tuple[list[Hit], int]:
@@ -189,11 +215,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
 
     @_rpc
     async def IndexBatch(self, request: pb.IndexBatchRequest, deadline: float | None):
-        if len(request.documents) > self.limits.max_batch:
-            raise InvalidArgument(
-                "documents",
-                f"documents has {len(request.documents)} items, over the limit of {self.limits.max_batch} (max_batch)",
-            )
+        self._check_batch_size(request.documents, "documents")
         chars = sum(len(item.text) for item in request.documents)
         outcomes, good = await self._off_loop_if_long(chars, self._checked_batch, request, deadline)
         if good:
@@ -211,11 +233,10 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
                 prefix = f"documents[{n}]."
                 fp, _, sketch = self._document_of(self._checked(item, needs_id=True, prefix=prefix), prefix)
             except InvalidArgument as exc:
-                outcomes.append(
-                    pb.IndexOutcome(doc_id=item.doc_id, code=grpc.StatusCode.INVALID_ARGUMENT.value[0], error=str(exc))
-                )
+                status = item_status(exc)
+                outcomes.append(pb.IndexOutcome(doc_id=item.doc_id, code=status.code, error=str(exc), status=status))
                 continue
-            outcomes.append(pb.IndexOutcome(doc_id=item.doc_id, code=0, simhash=fp))
+            outcomes.append(pb.IndexOutcome(doc_id=item.doc_id, code=0, simhash=fp, status=item_status()))
             good.append(Document(item.doc_id, fp, sketch))
             _check_deadline(deadline)
         return outcomes, good
@@ -230,6 +251,87 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         return pb.QueryResponse(
             hits=self._hits(hits, checked.verified), simhash=fp, features=features, below_similarity=below
         )
+
+    @_rpc
+    async def QueryBatch(self, request: pb.QueryBatchRequest, deadline: float | None):
+        self._check_batch_size(request.queries, "queries")
+        chars = sum(len(item.text) for item in request.queries)
+        items = await self._off_loop_if_long(chars, self._checked_items, request.queries, "queries", deadline)
+        good = [item for item in items if not isinstance(item, Exception)]
+        # Concurrent lookups are answered together (index/nearby.py): one set of drawer scans for the batch.
+        answers = iter(
+            await asyncio.gather(
+                *(
+                    self._query(fp, c.max_distance, c.limit, deadline, sketch, c.min_similarity)
+                    for c, fp, _, sketch in good
+                )
+            )
+        )
+        outcomes = []
+        for item in items:
+            if isinstance(item, Exception):
+                outcomes.append(pb.QueryOutcome(status=item_status(item)))
+                continue
+            checked, fp, features, _ = item
+            hits, below = next(answers)
+            response = pb.QueryResponse(
+                hits=self._hits(hits, checked.verified), simhash=fp, features=features, below_similarity=below
+            )
+            outcomes.append(pb.QueryOutcome(status=item_status(), response=response))
+        return pb.QueryBatchResponse(outcomes=outcomes)
+
+    @_rpc
+    async def DeduplicateBatch(self, request: pb.DeduplicateBatchRequest, deadline: float | None):
+        self._check_batch_size(request.documents, "documents")
+        chars = sum(len(item.text) for item in request.documents)
+        floor = self.index.recipe.dedup_floor
+        check = functools.partial(self._checked_items, needs_id=True, default_floor=floor)
+        checked_items = await self._off_loop_if_long(chars, check, request.documents, "documents", deadline)
+        outcomes = [pb.DeduplicateOutcome() for _ in checked_items]
+        good: list[tuple[int, Item, int | None, int]] = []  # (position, item, limit, features)
+        for n, checked_item in enumerate(checked_items):
+            if isinstance(checked_item, Exception):
+                outcomes[n].status.CopyFrom(item_status(checked_item))
+                continue
+            checked, fp, features, sketch = checked_item
+            item = Item(request.documents[n].doc_id, fp, sketch, checked.max_distance, checked.min_similarity)
+            good.append((n, item, checked.limit, features))
+        decisions = await self._decide_in_order([item for _, item, _, _ in good], deadline) if good else []
+        for (n, item, limit, features), decision in zip(good, decisions, strict=True):
+            response = pb.DeduplicateResponse(
+                hits=self._hits(decision.hits[:limit], item.floor is not None),
+                stored=decision.stored,
+                simhash=item.fingerprint,
+                features=features,
+                below_similarity=decision.below_floor,
+            )
+            outcomes[n] = pb.DeduplicateOutcome(status=item_status(), response=response)
+        stored = sum(d.stored for d in decisions)
+        return pb.DeduplicateBatchResponse(
+            outcomes=outcomes, stored=stored, duplicates=len(good) - stored, rejected=len(outcomes) - len(good)
+        )
+
+    async def _decide_in_order(self, items: list[Item], deadline: float | None) -> list[Decision]:
+        """Each item stored or not, in order, as if sent alone (index/in_batch.py), under one claim on every
+        item's drawers (index/claims.py): a near-duplicate of any item, sent to any server, waits until the
+        batch has stored."""
+        self._require_index()
+        async with self.index.claimed([item.fingerprint for item in items], deadline) as held:
+            probes = [
+                Probe(i.fingerprint, i.max_distance)
+                if i.floor is None
+                else Probe.verified(i.fingerprint, i.max_distance, None)
+                for i in items
+            ]
+            found = await asyncio.gather(*(self.index.near(probe, deadline) for probe in probes))
+            decisions = decide_in_order(items, found)
+            keep = [
+                Document(i.doc_id, i.fingerprint, i.sketch) for i, d in zip(items, decisions, strict=True) if d.stored
+            ]
+            if keep:
+                held.check_held()
+                await self.index.index_many(keep, deadline)
+        return decisions
 
     @_rpc
     async def Deduplicate(self, request: pb.DeduplicateRequest, deadline: float | None):

@@ -22,7 +22,7 @@ from simhash_server.index.errors import (
     Unavailable,
 )
 
-__all__ = ["STATUS_OF", "NotFound", "abort", "status_for"]
+__all__ = ["STATUS_OF", "NotFound", "abort", "item_status", "status_for"]
 
 log = logging.getLogger(__name__)
 _DETAILS_KEY = "grpc-status-details-bin"  # where gRPC carries a google.rpc.Status beside the code
@@ -51,13 +51,27 @@ def status_for(exc: BaseException) -> grpc.StatusCode:
     return grpc.StatusCode.INTERNAL
 
 
-def _bad_request(exc: InvalidArgument) -> tuple[tuple[str, bytes], ...]:
-    """Trailing metadata with a google.rpc.Status whose BadRequest names every bad field (what api-core reads)."""
+def _bad_request_status(exc: InvalidArgument) -> status_pb2.Status:
+    """INVALID_ARGUMENT with a google.rpc.BadRequest naming every bad field (what api-core reads)."""
     violations = [error_details_pb2.BadRequest.FieldViolation(field=f, description=d) for f, d in exc.violations]
     detail = any_pb2.Any()
     detail.Pack(error_details_pb2.BadRequest(field_violations=violations))
-    status = status_pb2.Status(code=code_pb2.INVALID_ARGUMENT, message=str(exc), details=[detail])
-    return ((_DETAILS_KEY, status.SerializeToString()),)
+    return status_pb2.Status(code=code_pb2.INVALID_ARGUMENT, message=str(exc), details=[detail])
+
+
+def _bad_request(exc: InvalidArgument) -> tuple[tuple[str, bytes], ...]:
+    """Trailing metadata carrying the call's google.rpc.Status beside its code."""
+    return ((_DETAILS_KEY, _bad_request_status(exc).SerializeToString()),)
+
+
+def item_status(exc: InvalidArgument | VersionMismatch | None = None) -> status_pb2.Status:
+    """One batch item's status: OK, or what the table gives a refused item (an InvalidArgument with its
+    BadRequest), in the item's outcome while the call itself succeeds."""
+    if exc is None:
+        return status_pb2.Status(code=code_pb2.OK)
+    if isinstance(exc, InvalidArgument):
+        return _bad_request_status(exc)
+    return status_pb2.Status(code=status_for(exc).value[0], message=str(exc))
 
 
 async def abort(context: grpc.aio.ServicerContext, exc: BaseException, method: str) -> None:

@@ -1,0 +1,63 @@
+"""DeduplicateBatch without I/O: a batch's items decided in request order, as if each were sent alone.
+
+Under the batch's claim (claims.py) every item's query has read what HBase holds.  Item i is then stored
+unless a near-duplicate other than itself is stored: one the query found, or one an earlier item of the batch
+stored.  An earlier item stored under an id replaces what HBase held under that id, as its own Deduplicate
+would have by the time item i was sent.  "Near" is the single call's rule: within the item's distance and
+sharing a drawer (what the drawer scans can return), then verified against the sketch when the item has a
+floor (model.verified), unverified otherwise (model.ranked).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from simhash_server.index.keys import drawer_prefixes
+from simhash_server.index.model import Hit, Near, ranked, verified
+
+__all__ = ["Decision", "Item", "decide_in_order"]
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    doc_id: str
+    fingerprint: int
+    sketch: bytes
+    max_distance: int
+    floor: float | None  # None: unverified (a fingerprint without min_similarity)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    hits: list[Hit]  # near-duplicates, closest first; never the item's own id
+    below_floor: int  # candidates the sketch put below the floor
+    stored: bool
+
+
+def _near_earlier(item: Item, earlier: Item) -> Near | None:
+    distance = (item.fingerprint ^ earlier.fingerprint).bit_count()
+    if distance > item.max_distance:
+        return None
+    if not set(drawer_prefixes(item.fingerprint)) & set(drawer_prefixes(earlier.fingerprint)):
+        return None  # no drawer scan of the item would have returned it
+    return Near(earlier.doc_id, earlier.fingerprint, distance, earlier.sketch)
+
+
+def decide_in_order(items: Sequence[Item], found: Sequence[Sequence[Near]]) -> list[Decision]:
+    """Each item's decision; ``found[i]``: the stored documents item i's query read (before the batch)."""
+    stored: dict[str, Item] = {}  # id -> what the batch stored under it last
+    decisions = []
+    for item, near in zip(items, found, strict=True):
+        candidates = [n for n in near if n.doc_id not in stored]  # rewritten by the batch: its own version counts
+        candidates += [n for earlier in stored.values() if (n := _near_earlier(item, earlier)) is not None]
+        if item.floor is None:
+            hits, below = ranked(candidates, None), 0
+        else:
+            answer = verified(candidates, item.sketch, item.floor, None)
+            hits, below = answer.hits, answer.below_floor
+        hits = [h for h in hits if h.doc_id != item.doc_id]
+        if not hits:
+            stored[item.doc_id] = item
+        decisions.append(Decision(hits, below, not hits))
+    return decisions
