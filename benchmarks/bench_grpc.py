@@ -7,6 +7,9 @@ bench_q1000000_r2), then drives it with ghz (a Go load generator: `make tools` b
 - Index by fingerprint and by ~1 KB Chinese text at concurrency 32 (online writes of new documents: every
   call a new id; documents/s);
 - IndexBatch of 100 fingerprints at concurrency 8 (documents/s for callers who can batch);
+- QueryBatch of 100 fingerprints at concurrency 8 beside Query at 32 (queries/s), and DeduplicateBatch of
+  100 ~1 KB texts at concurrency 8 beside Deduplicate at 32 (documents/s: each text sent 4 times, so most
+  are found to be duplicates, in both);
 and measures IndexStore.query in-process over the same probes (the floor of bench_query.py).
 Reports the server's resident memory under load.  Every server's reads run before any server's writes, so
 each read sees the same index; the documents written are deleted at the end, so the index keeps its 1e6
@@ -168,6 +171,7 @@ def serve(port: int, env: dict[str, str], serve_args: str) -> subprocess.Popen:
 
 
 INDEX_CALLS, BATCH_CALLS, TEXT_CALLS = 5000, 300, 2000
+DEDUP_TEXTS = 500  # distinct texts per dedup run, each sent TEXT_CALLS / DEDUP_TEXTS times
 
 
 def reads(ghz: str, port: int, pids: dict[str, int], fps: list[int], queries: int) -> dict[str, dict]:
@@ -177,6 +181,12 @@ def reads(ghz: str, port: int, pids: dict[str, int], fps: list[int], queries: in
     run_ghz(ghz, port, "Query", by_simhash, 8, 1000, pids)  # warm up
     for c in (1, 32):
         results[f"Query c={c}"] = run_ghz(ghz, port, "Query", by_simhash, c, queries, pids)
+    n = BATCH_DOCUMENTS
+    # As many queries as each Query row, n to a call.
+    batches = [{"queries": [by_simhash[(b + k) % len(by_simhash)] for k in range(n)]} for b in range(0, queries, n)]
+    name = f"QueryBatch of {n} by simhash c=8"
+    results[name] = run_ghz(ghz, port, "QueryBatch", batches, 8, len(batches), pids)
+    results[name]["documents"] = n
     return results
 
 
@@ -199,6 +209,25 @@ def writes(ghz: str, port: int, pids: dict[str, int], written: dict[str, int]) -
     results["Index by 1 KB text c=32"] = run_ghz(ghz, port, "Index", by_text, 32, TEXT_CALLS, pids)
     written |= {d["doc_id"]: int(d["simhash"]) for d in by_fp}
     written |= {d["doc_id"]: fingerprint(d["text"]).value for d in by_text}
+    results |= deduplicate(ghz, port, pids, run, written)
+    return results
+
+
+def deduplicate(ghz: str, port: int, pids: dict[str, int], run: str, written: dict[str, int]) -> dict[str, dict]:
+    """Deduplicate one by one, then DeduplicateBatch, each over its own ~1 KB texts sent 4 times over."""
+    from bench_fingerprint import one_kb_docs
+
+    texts = one_kb_docs(2 * DEDUP_TEXTS)
+    single_texts, batch_texts = texts[:DEDUP_TEXTS], texts[DEDUP_TEXTS:]
+    single = [{"doc_id": f"{run}dedup-{i}", "text": single_texts[i % len(single_texts)]} for i in range(TEXT_CALLS)]
+    results = {"Deduplicate by 1 KB text c=32": run_ghz(ghz, port, "Deduplicate", single, 32, TEXT_CALLS, pids)}
+    items = [{"doc_id": f"{run}dedup-batch-{i}", "text": batch_texts[i % len(batch_texts)]} for i in range(TEXT_CALLS)]
+    n = BATCH_DOCUMENTS
+    batches = [{"documents": items[b : b + n]} for b in range(0, len(items), n)]
+    name = f"DeduplicateBatch of {n} by 1 KB text c=8"
+    results[name] = run_ghz(ghz, port, "DeduplicateBatch", batches, 8, len(batches), pids)
+    results[name]["documents"] = n
+    written |= {d["doc_id"]: fingerprint(d["text"]).value for d in single + items}
     return results
 
 
