@@ -160,7 +160,7 @@ soak: install jars $(EVAL_DEPS)
 # Any suite: `make bench-NAME` (or `make bench NAME=...`) runs benchmarks/bench_NAME.py with BENCH_ARGS;
 # benchmarks/README.md lists the suites.  Those in BENCH_ON_RUN_HBASE use make run's HBase; the rest start
 # their own.
-BENCH_ON_RUN_HBASE := query verify grpc
+BENCH_ON_RUN_HBASE := query verify grpc overload
 EVAL_DEPS := $(VENV)/.eval
 $(EVAL_DEPS): $(INSTALLED)
 	$(BIN)/pip install -q -e '.[server,test,eval]'
@@ -177,7 +177,7 @@ bench:
 GHZ := var/bin/ghz
 $(GHZ):
 	GOBIN=$(CURDIR)/var/bin go install github.com/bojand/ghz/cmd/ghz@v0.93.0
-bench-grpc: $(GHZ)
+bench-grpc bench-overload: $(GHZ)
 
 # Rewrite tests/golden/vectors.json (refuses to move fingerprints without a FINGERPRINT_VERSION bump)
 golden: install

@@ -54,7 +54,7 @@ class AsyncSimHashClient(Connection):
                 return call.answer(await method(call.request, timeout=remaining, metadata=self.settings.metadata))
             except grpc.RpcError as exc:
                 error = from_rpc_error(exc)
-                pause = calls.backoff(attempt)
+                pause = calls.backoff(attempt, error)
                 if not calls.retryable(error.code) or attempt == self.retries or time.monotonic() + pause >= deadline:
                     raise error from None
                 await asyncio.sleep(pause)

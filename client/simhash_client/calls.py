@@ -11,7 +11,7 @@ from typing import Any, Generic, TypeVar
 
 import grpc
 
-from simhash_client.errors import status_violations
+from simhash_client.errors import SimHashError, status_violations
 from simhash_client.types import (
     DedupOutcome,
     DedupResult,
@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-_RETRYABLE = {grpc.StatusCode.UNAVAILABLE}
+_RETRYABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED}
 
 
 @dataclass(frozen=True)
@@ -53,13 +53,16 @@ class Call(Generic[T]):
 
 def retryable(code: grpc.StatusCode) -> bool:
     """Every call is idempotent (``index`` is an upsert; ``deduplicate`` never reports a document as its own
-    duplicate), so whatever a server refused as UNAVAILABLE is safe to send again."""
+    duplicate), so whatever a server refused as UNAVAILABLE (stopping, or HBase away) or RESOURCE_EXHAUSTED
+    (at its limit for the call's method) is safe to send again."""
     return code in _RETRYABLE
 
 
-def backoff(attempt: int) -> float:
-    """Seconds before retry number ``attempt`` + 1: exponential from 0.1 s, capped at 2 s, jittered."""
-    return min(0.1 * 2**attempt, 2.0) * random.uniform(0.5, 1.0)
+def backoff(attempt: int, error: SimHashError | None = None) -> float:
+    """Seconds before retry number ``attempt`` + 1: exponential from 0.1 s, capped at 2 s, jittered; never
+    shorter than the delay the server asked for (``ResourceExhausted.retry_after``)."""
+    asked = getattr(error, "retry_after", None) or 0.0
+    return max(min(0.1 * 2**attempt, 2.0) * random.uniform(0.5, 1.0), asked)
 
 
 def _content(request: Any, text: str | None, simhash: int | str | None, version: str | None) -> None:

@@ -26,7 +26,8 @@ class SimHashClient(Connection):
     ...     result = client.deduplicate("doc-1", text="...")
 
     Every call is idempotent (``index`` is an upsert; ``deduplicate`` never reports a document as its own
-    duplicate), so every call is retried on UNAVAILABLE, ``retries`` times with jittered exponential backoff.
+    duplicate), so every call is retried on UNAVAILABLE and RESOURCE_EXHAUSTED, ``retries`` times with jittered
+    exponential backoff (never sooner than a refusal's RetryInfo asks).
     Errors raise subclasses of ``simhash_client.errors.SimHashError``.
 
     Security: ``tls=True`` (or any of ``root_certificates``, ``client_certificate``/``client_key``, all PEM
@@ -59,7 +60,7 @@ class SimHashClient(Connection):
                 return call.answer(method(call.request, timeout=remaining, metadata=self.settings.metadata))
             except grpc.RpcError as exc:
                 error = from_rpc_error(exc)
-                pause = calls.backoff(attempt)
+                pause = calls.backoff(attempt, error)
                 if not calls.retryable(error.code) or attempt == self.retries or time.monotonic() + pause >= deadline:
                     raise error from None
                 time.sleep(pause)

@@ -77,7 +77,14 @@ class DeadlineExceeded(SimHashError, TimeoutError):
 
 
 class ResourceExhausted(SimHashError):
+    """The server is at its limit for this kind of call: retried with backoff, waiting at least
+    ``retry_after`` seconds (the server's google.rpc.RetryInfo) when it gave one."""
+
     code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+    def __init__(self, details: str, code: grpc.StatusCode | None = None, retry_after: float | None = None) -> None:
+        super().__init__(details, code)
+        self.retry_after = retry_after
 
 
 class Unauthenticated(SimHashError):
@@ -121,16 +128,33 @@ def from_rpc_error(error: grpc.RpcError) -> SimHashError:
     cls = _BY_CODE.get(code, SimHashError)
     if cls is InvalidArgument:
         return InvalidArgument(details, code, _violations(error))
+    if cls is ResourceExhausted:
+        return ResourceExhausted(details, code, _retry_after(error))
     return cls(details, code)
+
+
+def _rich_status(error: grpc.RpcError) -> status_pb2.Status | None:
+    try:
+        return rpc_status.from_call(error)  # type: ignore[arg-type]
+    except (AttributeError, ValueError):  # not a call, or details that disagree with the code
+        return None
 
 
 def _violations(error: grpc.RpcError) -> tuple[FieldViolation, ...]:
     """The BadRequest field violations in an error's rich status (none when the server sent none)."""
-    try:
-        status = rpc_status.from_call(error)  # type: ignore[arg-type]
-    except (AttributeError, ValueError):  # not a call, or details that disagree with the code
-        return ()
+    status = _rich_status(error)
     return status_violations(status) if status is not None else ()
+
+
+def _retry_after(error: grpc.RpcError) -> float | None:
+    """Seconds from the RetryInfo in an error's rich status (None when the server sent none)."""
+    status = _rich_status(error)
+    for detail in status.details if status is not None else ():
+        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+            info = error_details_pb2.RetryInfo()
+            detail.Unpack(info)
+            return info.retry_delay.ToMilliseconds() / 1000
+    return None
 
 
 def status_violations(status: status_pb2.Status) -> tuple[FieldViolation, ...]:

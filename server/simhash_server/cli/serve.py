@@ -119,6 +119,14 @@ from simhash_server.index.config import StoreConfig
     help="Beyond this, calls get RESOURCE_EXHAUSTED.",
 )
 @click.option(
+    "--max-calls-per-method",
+    type=click.IntRange(1),
+    default=64,
+    show_default=True,
+    envvar="SIMHASH_MAX_CALLS_PER_METHOD",
+    help="Calls of one method in flight (running or queued for HBase); beyond, RESOURCE_EXHAUSTED with a RetryInfo.",
+)
+@click.option(
     "--max-text-bytes",
     type=click.IntRange(1),
     default=2 * 1024 * 1024,
@@ -202,6 +210,7 @@ def serve(
     batch_documents: int,
     workers: int,
     max_concurrent_calls: int,
+    max_calls_per_method: int,
     max_text_bytes: int,
     max_batch: int,
     max_limit: int,
@@ -225,6 +234,7 @@ def serve(
             max_batch=max_batch,
             max_limit=max_limit,
             max_concurrent_calls=max_concurrent_calls,
+            max_calls_per_method=max_calls_per_method,
             workers=workers,
             default_limit=min(100, max_limit),
         )

@@ -28,7 +28,7 @@ from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
 from simhash_server.fingerprint import fingerprint
 from simhash_server.index.async_store import AsyncIndexStore
 from simhash_server.index.store import IndexStore, StoreConfig
-from simhash_server.rpc.interceptors import Drain, MetricsInterceptor
+from simhash_server.rpc.interceptors import Admission, Drain, MetricsInterceptor
 from simhash_server.rpc.limits import Limits
 from simhash_server.rpc.rotation import Rotation
 from simhash_server.rpc.security import AuthInterceptor, TLSConfig, Tokens, check_exposure
@@ -91,7 +91,8 @@ class SimHashServer:
             ("grpc.so_reuseport", 0),
         ]
         # outermost: counts refusals too, and sees every call a graceful stop waits for
-        interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor(self._drain)]
+        admission = Admission(limits.max_calls_per_method, limits.retry_after_ms)
+        interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor(self._drain, admission)]
         if self.auth is not None:
             interceptors.append(self.auth)
         return grpc.aio.server(

@@ -1,0 +1,127 @@
+"""Overload: what callers see when they offer 1x, 2x and 4x the queries a server sustains.
+
+Serves bench-query's 10^6 index (table prefix bench_q1000000_r2) with `simhash-index serve` at its defaults
+(64 calls of one method admitted at once, the next refused with RESOURCE_EXHAUSTED and a RetryInfo),
+measures its capacity (Query by fingerprint from ghz at concurrency 32: calls/s), then offers Query at 1x, 2x
+and 4x that rate for --seconds each (ghz --rps: a fixed arrival rate, not callers that wait for answers).
+For each load: the admitted calls' p50 / p99 (the OK answers), how many were refused and how fast, any
+other status, and the server's peak resident memory.  Afterwards: whether the same server process (no
+restart) says SERVING and answers a query.
+
+    make bench-overload      # or: .venv/bin/python benchmarks/bench_overload.py --seconds 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import percentile, table
+from bench_grpc import PREFIX, ghz_binary, probes, protoset, rss_mb, serve
+
+from simhash_client import SimHashClient
+from simhash_deploy import LocalHBase, Ports
+
+
+def offer(ghz: str, port: int, data: list[dict], rate: int, seconds: int, pid: int) -> dict:
+    """Query at ``rate`` calls/s for ``seconds``: every call's status and latency, and the server's peak RSS."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(data, f)
+    out = f.name + ".out"
+    workers = max(32, min(600, rate // 10))  # enough that a slow answer does not lower the offered rate much
+    command = [
+        ghz,
+        "--insecure",
+        "--protoset",
+        protoset(),
+        "--call",
+        "simhash_index.v1.SimHashIndex.Query",
+        "--data-file",
+        f.name,
+        "--rps",
+        str(rate),
+        "-c",
+        str(workers),
+        "-z",
+        f"{seconds}s",
+        "--connections",
+        "8",
+        "--timeout",
+        "10s",
+        "--format",
+        "json",
+        "--output",
+        out,
+        f"127.0.0.1:{port}",
+    ]
+    proc = subprocess.Popen(command)
+    peak = 0.0
+    while proc.poll() is None:
+        peak = max(peak, rss_mb(pid))
+        time.sleep(0.2)
+    report = json.loads(Path(out).read_text())
+    os.unlink(f.name)
+    os.unlink(out)
+    ok = [d["latency"] / 1e6 for d in report.get("details") or [] if d.get("status") == "OK"]
+    refused = [d["latency"] / 1e6 for d in report.get("details") or [] if d.get("status") == "ResourceExhausted"]
+    other = {
+        k: v for k, v in (report.get("statusCodeDistribution") or {}).items() if k not in ("OK", "ResourceExhausted")
+    }
+    return {"offered": report["count"] / seconds, "ok": ok, "refused": refused, "other": other, "rss": peak}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=int, default=60, help="Seconds at each load.")
+    parser.add_argument("--regions", type=int, default=2, help="Which bench-query index to serve.")
+    args = parser.parse_args()
+    ghz = ghz_binary()
+    local = LocalHBase()
+    env = {
+        **os.environ,
+        "SIMHASH_TABLE_PREFIX": PREFIX.format(regions=args.regions),
+        "SIMHASH_HBASE_THRIFT_PORT": str(local.ports.thrift),
+        "SIMHASH_HBASE_THRIFT2_PORT": str(local.ports.thrift2),
+    }
+    data = [{"simhash": str(fp)} for fp in probes(2000)]
+    port = Ports.free().thrift
+    server = serve(port, env, "")
+    try:
+        capacity = offer(ghz, port, data, 100_000, 20, server.pid)  # as fast as 32+ callers can: the ceiling
+        sustained = int(len(capacity["ok"]) / 20)
+        rows = []
+        for multiple in (1, 2, 4):
+            r = offer(ghz, port, data, sustained * multiple, args.seconds, server.pid)
+            rows.append(
+                [
+                    f"{multiple}x",
+                    f"{r['offered']:,.0f}",
+                    f"{len(r['ok']) / args.seconds:,.0f}",
+                    f"{percentile(r['ok'], 0.5):.2f} / {percentile(r['ok'], 0.99):.2f}" if r["ok"] else "-",
+                    f"{len(r['refused']):,}",
+                    f"{percentile(r['refused'], 0.99):.2f}" if r["refused"] else "-",
+                    r["other"] or "none",
+                    f"{r['rss']:.0f}",
+                ]
+            )
+        with SimHashClient(f"127.0.0.1:{port}", timeout=30) as client:
+            healthy = client.health() and client.query(simhash=int(data[0]["simhash"])) is not None
+        restarted = server.poll() is not None
+    finally:
+        server.terminate()
+        server.wait(60)
+    print(f"capacity: {sustained:,} queries/s (ghz at its fastest for 20 s, then {args.seconds} s per load)")
+    header = ["load", "offered/s", "answered/s", "admitted p50 / p99 ms", "refused", "refusal p99 ms"]
+    print(table([*header, "other statuses", "server RSS MB (peak)"], rows))
+    print(f"after the load: SERVING and answering: {healthy}; server restarted: {restarted}")
+
+
+if __name__ == "__main__":
+    main()
