@@ -81,6 +81,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=int, default=60, help="Seconds at each load.")
     parser.add_argument("--regions", type=int, default=2, help="Which bench-query index to serve.")
+    parser.add_argument(
+        "--serve-args", default="", help="`simhash-index serve` options, e.g. '--max-calls-per-method 100000' for none."
+    )
     args = parser.parse_args()
     ghz = ghz_binary()
     local = LocalHBase()
@@ -92,7 +95,7 @@ def main() -> None:
     }
     data = [{"simhash": str(fp)} for fp in probes(2000)]
     port = Ports.free().thrift
-    server = serve(port, env, "")
+    server = serve(port, env, args.serve_args)
     try:
         capacity = offer(ghz, port, data, 100_000, 20, server.pid)  # as fast as 32+ callers can: the ceiling
         sustained = int(len(capacity["ok"]) / 20)
@@ -117,6 +120,7 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(60)
+    print(f"serve {args.serve_args or '(defaults)'}")
     print(f"capacity: {sustained:,} queries/s (ghz at its fastest for 20 s, then {args.seconds} s per load)")
     header = ["load", "offered/s", "answered/s", "admitted p50 / p99 ms", "refused", "refusal p99 ms"]
     print(table([*header, "other statuses", "server RSS MB (peak)"], rows))
