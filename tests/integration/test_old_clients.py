@@ -19,7 +19,7 @@ def released():
     pool = descriptor_pool.DescriptorPool()
     for file in descriptor_pb2.FileDescriptorSet.FromString(RELEASED.read_bytes()).file:
         pool.Add(file)
-    package = pool.FindFileByName("simhash_index/v1/simhash_index.proto").message_types_by_name
+    package = pool.FindMessageTypeByName("simhash_index.v1.QueryRequest").file.message_types_by_name
     return {name: message_factory.GetMessageClass(descriptor) for name, descriptor in package.items()}
 
 
