@@ -186,8 +186,8 @@ def segment_grams(segments: list[tuple[list[str], int]]) -> tuple[np.ndarray, np
 
     A gram's hash is XXH3-64 (seed 0) of its UTF-8 bytes.  Grams never span two segments, so a sentence
     keeps its grams wherever it is moved or whatever surrounds it.  Character grams, not word shingles: a
-    typo changes 4 grams of a line's many, where it changes 2 of a line's few word pairs (docs/decisions.md,
-    #recipe-v4)."""
+    typo changes 4 grams of a line's many, where it changes 2 of a line's few word pairs
+    (docs/decisions.md#recipe-v4-folded-text-character-grams-weighed-by-sentence-containment-to-verify)."""
     hashes, tiers = [], []
     for tokens, tier in segments:
         made = np.fromiter(
