@@ -38,7 +38,7 @@ BELOW_SIMILARITY = Histogram(
 )
 BATCH_CALLS = Histogram(
     "simhash_store_batch_calls",
-    "Concurrent calls one batch of HBase calls served, by kind (queries, writes)",
+    "Concurrent calls one batch of HBase calls served, by kind (queries, writes, deletes)",
     ["kind"],
     buckets=(1, 2, 4, 8, 16, 32, 64, 128),
 )

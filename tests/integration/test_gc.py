@@ -14,7 +14,7 @@ from simhash_server.index.keys import doc_column, drawer_keys, fingerprint_row
 from simhash_server.index.model import Document
 from simhash_server.index.nearby import Fp2docsRead
 from simhash_server.index.scans import count_rows
-from simhash_server.index.writes import delete_steps, index_steps
+from simhash_server.index.writes import Record, delete_steps, index_steps
 
 
 def _drawer_rows(store) -> int:
@@ -59,9 +59,10 @@ def test_a_writer_killed_after_any_step_leaves_no_wrong_answer_and_gc_makes_it_w
     a, b = rng.getrandbits(64), rng.getrandbits(64)
     sketch = b"\x02" + bytes(range(256)) * 2
     doc, key = f"doc-{scenario}", f"doc-{scenario}".encode()
-    before = {"new": {}, "moved": {key: a}, "same fingerprint": {key: a}, "deleted": {key: a}}[scenario]
+    stored = {key: Record(a)}
+    before = {"new": {}, "moved": stored, "same fingerprint": stored, "deleted": stored}[scenario]
     target = {"new": b, "moved": b, "same fingerprint": a}.get(scenario)
-    steps = delete_steps({key: a}) if scenario == "deleted" else index_steps({key: target}, {key: sketch}, before)
+    steps = delete_steps(stored) if scenario == "deleted" else index_steps({key: target}, {key: sketch}, before)
     for killed_after in range(len(steps) + 1):
         name = f"{doc}-{killed_after}"
         nkey = name.encode()

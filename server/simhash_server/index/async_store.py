@@ -28,6 +28,7 @@ from simhash_server.index.model import (
     Near,
     Probe,
     Verified,
+    check_doc_id,
     check_query,
     check_verified_query,
     keyed_documents,
@@ -49,7 +50,8 @@ class AsyncIndexStore:
         self._executor = executor
         self._nearby: AsyncCoalescer[Probe, list[Near]]
         self._writes: AsyncCoalescer[list[tuple[bytes, Document]], int]
-        self._nearby, self._writes = store.coalescers(AsyncCoalescer)
+        self._deletes: AsyncCoalescer[list[bytes], int]
+        self._nearby, self._writes, self._deletes = store.coalescers(AsyncCoalescer)
 
     @property
     def meta(self) -> IndexMeta | None:
@@ -116,7 +118,8 @@ class AsyncIndexStore:
         return len(documents)
 
     async def delete(self, doc_ids: Sequence[str], deadline: float | None = None) -> int:
-        return await self._blocking(self.store.delete, doc_ids, deadline)
+        docs = list(dict.fromkeys(check_doc_id(d) for d in doc_ids))
+        return await self._deletes.submit(docs, len(docs), deadline) if docs else 0
 
     @contextlib.asynccontextmanager
     async def claimed(self, fp: int | Sequence[int], deadline: float | None = None) -> AsyncIterator[Claim]:
@@ -141,4 +144,5 @@ class AsyncIndexStore:
     def close(self) -> None:
         self._nearby.close()
         self._writes.close()
+        self._deletes.close()
         self.store.close()

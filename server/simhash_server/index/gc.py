@@ -6,6 +6,7 @@ meta table, so a gc run stopped anywhere goes on from there, from any machine):
 1. docs: a record whose fingerprint row lacks its column (a writer died between steps) is made whole: its
    drawer rows and an fp2docs column without a sketch are written.  It cannot be verified until it is
    indexed again by text; it keeps the fingerprint its record names, the last one HBase acknowledged.
+   Writers' entries (writes.py) older than ENTRY_SECONDS are pruned, so a deleted document's row goes.
 2. fp2docs: a column whose document's record names another fingerprint, or none (left by two writers of one
    id at once, or by versions before writes.py's order), is deleted.  Documents per fingerprint are counted
    on the way: the top ones are recorded for Stats.
@@ -41,6 +42,7 @@ from simhash_server.index.keys import (
 )
 from simhash_server.index.scans import row_keys
 from simhash_server.index.store import IndexStore
+from simhash_server.index.writes import ENTRY_PREFIX, ENTRY_SECONDS
 
 __all__ = ["GRACE_SECONDS", "PASSES", "GcReport", "OrphanEstimate", "collect", "estimate_orphans", "last_report"]
 
@@ -51,6 +53,7 @@ _PAGE = 2_000  # rows (or, in wide fp2docs rows, column batches) per Thrift call
 _COLUMNS_PER_RESULT = 1_000  # a fingerprint shared by a million documents arrives in pieces of this many
 _FAMILY = b"d"
 _FP_QUALIFIER = b"fp"
+_ENTRY_QUALIFIER = ENTRY_PREFIX.partition(b":")[2]
 _GC_ROW = b"gc"
 _REOPENS = 3  # a lost scan is opened again this many times in a row before gc gives up (resumable)
 log = logging.getLogger(__name__)
@@ -68,6 +71,7 @@ class GcReport:
     resume_after: str | None = None  # hex row key: the last row of ``phase`` finished
     docs_scanned: int = 0
     incomplete_made_whole: int = 0
+    writer_entries_pruned: int = 0  # docs rows' writer entries (index/writes.py) older than ENTRY_SECONDS
     fp2docs_columns_scanned: int = 0
     ghost_columns_deleted: int = 0
     drawer_rows_scanned: int = 0
@@ -177,8 +181,16 @@ class _Run:
     # -- pass 1 ----------------------------------------------------------------------------------------
     def docs(self) -> None:
         t, fp2docs = self.t, self.names["fp2docs"]
-        for page in self._pages("docs", caching=_PAGE, columns=[t.TColumn(family=_FAMILY, qualifier=_FP_QUALIFIER)]):
-            records = [(r.row, r.columnValues[0]) for r in page if r.columnValues]
+        entries_cutoff = min(self.cutoff_ms, int((time.time() - ENTRY_SECONDS) * 1000))
+        for page in self._pages("docs", caching=_PAGE, columns=[t.TColumn(family=_FAMILY)]):
+            records = []
+            stale = []
+            for r in page:
+                for cv in r.columnValues:
+                    if cv.qualifier == _FP_QUALIFIER:
+                        records.append((r.row, cv))
+                    elif cv.qualifier.startswith(_ENTRY_QUALIFIER) and cv.timestamp < entries_cutoff:
+                        stale.append(self._delete_up_to(r.row, cv.qualifier, cv.timestamp))
             gets = [t.TGet(row=cv.value, columns=[t.TColumn(family=_FAMILY, qualifier=doc)]) for doc, cv in records]
             present = self.store.thrift2.run(lambda c, g=gets: c.existsAll(fp2docs, g)) if gets else []
             broken = [
@@ -189,7 +201,10 @@ class _Run:
             self.report.docs_scanned += len(records)
             if broken and not self.report.dry_run:
                 self._make_whole(broken)
+            if stale and not self.report.dry_run:
+                self.store.thrift2.run(lambda c, d=stale: c.deleteMultiple(self.names["docs"], d))
             self.report.incomplete_made_whole += len(broken)
+            self.report.writer_entries_pruned += len(stale)
             self.progress("docs", None, self.report.docs_scanned)
 
     def _make_whole(self, broken: list[tuple[bytes, int]]) -> None:

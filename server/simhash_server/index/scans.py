@@ -54,9 +54,14 @@ def _paged(pool: ConnectionPool[Any], table: bytes, deadline: float | None, **sc
 _KEYS_ONLY = b"FirstKeyOnlyFilter() AND KeyOnlyFilter()"
 
 
-def count_rows(pool: ConnectionPool[Any], table: bytes, deadline: float | None) -> int:
-    """Rows of a table, by a keys-only scan: O(rows), so callers cache it."""
-    return len(_paged(pool, table, deadline, filterString=_KEYS_ONLY))
+def count_rows(pool: ConnectionPool[Any], table: bytes, deadline: float | None, column: bytes | None = None) -> int:
+    """Rows of a table (holding ``column``, b"family:qualifier", if given), by a keys-only scan: O(rows), so
+    callers cache it."""
+    scan: dict[str, Any] = {"filterString": _KEYS_ONLY}
+    if column is not None:
+        family, _, qualifier = column.partition(b":")
+        scan["columns"] = [hbase2().TColumn(family=family, qualifier=qualifier)]
+    return len(_paged(pool, table, deadline, **scan))
 
 
 def row_keys(

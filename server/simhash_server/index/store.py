@@ -16,7 +16,9 @@ rows whose fingerprint has no documents left are orphans that queries skip, unti
 
 from __future__ import annotations
 
+import os
 import random
+import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -38,6 +40,7 @@ from simhash_server.fingerprint import FINGERPRINT_VERSION, VERSIONS, Recipe, re
 from simhash_server.index.claims import Claim, claim, new_owner, release
 from simhash_server.index.coalesce import Coalescer
 from simhash_server.index.config import StoreConfig
+from simhash_server.index.errors import Unavailable
 from simhash_server.index.keys import LAYOUT, fingerprint_of_row, fingerprint_row
 from simhash_server.index.model import (
     MAX_DISTANCE,
@@ -58,7 +61,17 @@ from simhash_server.index.model import (
 from simhash_server.index.nearby import count_candidates, near_candidates
 from simhash_server.index.pool import ConnectionPool, close_quietly
 from simhash_server.index.scans import DrawerScans, count_rows, row_keys
-from simhash_server.index.writes import FP_COLUMN, Step, delete_steps, index_steps
+from simhash_server.index.writes import (
+    ENTRY_PREFIX,
+    FP_COLUMN,
+    Record,
+    Step,
+    delete_steps,
+    index_steps,
+    read_record,
+    settle,
+    write_stamp,
+)
 from simhash_server.metrics import BATCH_CALLS
 
 __all__ = ["IndexStore", "StoreConfig", "check_meta"]
@@ -85,6 +98,7 @@ def check_meta(stored: IndexMeta, wanted: str | None) -> Recipe:
 
 
 C = TypeVar("C")
+_TIE_RETRIES = 5  # writes again at a later timestamp when another writer of an id picked the same one
 
 
 class IndexStore:
@@ -115,19 +129,22 @@ class IndexStore:
         )
         self.scans = DrawerScans(self.thrift2, self._names["drawers"])
         self._claiming = ThreadPoolExecutor(10, thread_name_prefix="claims")  # a Deduplicate's 10 rows at once
+        self._settling = ThreadPoolExecutor(8, thread_name_prefix="writes")  # a write's last step beside its check
         self._nearby: Coalescer[Probe, list[Near]]
         self._writes: Coalescer[list[tuple[bytes, Document]], int]
-        self._nearby, self._writes = self.coalescers(Coalescer)
+        self._deletes: Coalescer[list[bytes], int]
+        self._nearby, self._writes, self._deletes = self.coalescers(Coalescer)
         self.meta: IndexMeta | None = None
         self.recipe: Recipe = recipe_of(config.fingerprint_version or FINGERPRINT_VERSION)  # until open() reads it
 
-    def coalescers(self, kind: Callable[..., C]) -> tuple[C, C]:
-        """The query and write coalescers over this store's batch calls, of ``kind`` (Coalescer for threads,
-        AsyncCoalescer for an event loop), sized by the config."""
+    def coalescers(self, kind: Callable[..., C]) -> tuple[C, C, C]:
+        """The query, write and delete coalescers over this store's batch calls, of ``kind`` (Coalescer for
+        threads, AsyncCoalescer for an event loop), sized by the config."""
         config = self.config
         return (
             kind(self.near_many, config.batch_queries, config.query_lanes, BATCH_CALLS.labels("queries").observe),
             kind(self.write_many, config.batch_documents, config.write_lanes, BATCH_CALLS.labels("writes").observe),
+            kind(self.delete_many, config.batch_documents, config.write_lanes, BATCH_CALLS.labels("deletes").observe),
         )
 
     # -- lifecycle ------------------------------------------------------------------------------------
@@ -162,6 +179,7 @@ class IndexStore:
 
     def close(self) -> None:
         self._claiming.shutdown(wait=False, cancel_futures=True)
+        self._settling.shutdown(wait=False, cancel_futures=True)
         self.thrift1.close()
         self.thrift2.close()
 
@@ -197,32 +215,93 @@ class IndexStore:
             for key, doc in documents:
                 final[key] = doc.fingerprint
                 sketches[key] = doc.sketch
-        old = self._stored_fingerprints(list(final), deadline)
-        self.write_steps(index_steps(final, sketches, old), deadline)
+        self._guarded(list(final), lambda old, entry, now: index_steps(final, sketches, old, entry, now), deadline)
         return [len(documents) for documents in calls]
 
     def delete(self, doc_ids: Sequence[str], deadline: float | None = None) -> int:
-        """Remove documents; returns how many existed.  Unknown ids are not an error."""
-        docs = [check_doc_id(d) for d in doc_ids]
-        old = self._stored_fingerprints(docs, deadline)
-        if old:
-            self.write_steps(delete_steps(old), deadline)
-        return len(old)
+        """Remove documents; returns how many existed.  Unknown ids are not an error.  Concurrent calls are
+        written together, as index_many's are."""
+        docs = list(dict.fromkeys(check_doc_id(d) for d in doc_ids))
+        return self._deletes.submit(docs, len(docs), deadline) if docs else 0
 
-    def write_steps(self, steps: Sequence[Step], deadline: float | None) -> None:
-        """Send the steps in order (writes.py says why the order matters); a retry repeats them all.  Tests
-        send part of a call's steps, as a writer killed between them would have."""
+    def delete_many(self, calls: list[list[bytes]], deadline: float | None) -> list[int]:
+        """One batch of deletes for the doc keys of several calls; each call counts the documents that existed
+        of its own, a document in two calls counting for the first.  Callers reach it through a coalescer."""
+        docs = list(dict.fromkeys(doc for keys in calls for doc in keys))
+        old = self._records(docs, deadline)
+        live = {doc: record for doc, record in old.items() if record.fp is not None}
+        if live:
+            self._guarded(list(live), lambda _, entry, now: delete_steps(live, entry, now), deadline, old)
+        counted: set[bytes] = set()
+        existed = []
+        for keys in calls:
+            mine = {doc for doc in keys if doc in live} - counted
+            counted |= mine
+            existed.append(len(mine))
+        return existed
+
+    def _guarded(
+        self,
+        docs: list[bytes],
+        steps: Callable[[dict[bytes, Record], bytes, int], list[Step]],
+        deadline: float | None,
+        old: dict[bytes, Record] | None = None,
+    ) -> None:
+        """Write ``steps`` for the docs rows ``docs`` so that concurrent writers of the same ids, here or on
+        another replica, leave one consistent document each (writes.py: timestamps, entries, settle).
+
+        The docs rows are read again once their step is written, beside the steps after it."""
+        before = self._records(docs, deadline) if old is None else old
+        entry = ENTRY_PREFIX + os.urandom(8)
+        todo = steps(before, entry, int(time.time() * 1000))
+        split = 1 + max(n for n, step in enumerate(todo) if step.table == "docs")
+        floor = list(before.values())
+        for _ in range(_TIE_RETRIES):
+            stamp = write_stamp(floor, int(time.time() * 1000))
+            self.write_steps(todo[:split], deadline, stamp)
+            rest = self._settling.submit(self.write_steps, todo[split:], deadline, stamp) if todo[split:] else None
+            try:
+                after = self._records(docs, deadline)
+            finally:
+                if rest is not None:
+                    rest.result()
+            tie, doomed = settle(before, after, entry, stamp)
+            if doomed:
+                self._delete_cells("fp2docs", doomed, deadline)
+            if not tie:
+                return
+            floor = list(after.values())
+        raise Unavailable(f"{len(docs)} documents' writes kept colliding with other writers of the same ids; retry")
+
+    def write_steps(self, steps: Sequence[Step], deadline: float | None, stamp: int | None = None) -> None:
+        """Send the steps in order (writes.py says why the order matters), every cell at ``stamp`` (None:
+        HBase's clock); a retry repeats them all.  Tests send part of a call's steps, as a writer killed
+        between them would have."""
         wal = self.config.wal
 
         def write(conn: happybase.Connection) -> None:
             for step in steps:
-                with conn.table(self._names[step.table]).batch(wal=wal) as batch:
+                with conn.table(self._names[step.table]).batch(wal=wal, timestamp=stamp) as batch:
                     for row, columns in step.deletes:
                         batch.delete(row, columns=columns)
                     for row, data in step.puts:
                         batch.put(row, data)
 
         self.thrift1.run(write, deadline=deadline)
+
+    def _delete_cells(self, table: str, cells: list[tuple[bytes, bytes, int]], deadline: float | None) -> None:
+        """Delete each (row, column, timestamp) cell's version at that timestamp and older ones."""
+
+        def delete(conn: happybase.Connection) -> None:
+            by_stamp: dict[int, list[tuple[bytes, bytes]]] = {}
+            for row, column, stamp in cells:
+                by_stamp.setdefault(stamp, []).append((row, column))
+            for stamp, group in by_stamp.items():
+                with conn.table(self._names[table]).batch(wal=self.config.wal, timestamp=stamp) as batch:
+                    for row, column in group:
+                        batch.delete(row, columns=[column])
+
+        self.thrift1.run(delete, deadline=deadline)
 
     # -- reads ----------------------------------------------------------------------------------------
     def claim(self, fp: int | Sequence[int], deadline: float | None = None) -> Claim:
@@ -237,6 +316,15 @@ class IndexStore:
         doc = check_doc_id(doc_id)
         return self._stored_fingerprints([doc], deadline).get(doc)
 
+    def _records(self, docs: list[bytes], deadline: float | None) -> dict[bytes, Record]:
+        """The docs rows' records, with every cell's timestamp (writes.py)."""
+
+        def read(conn: happybase.Connection) -> list[tuple[bytes, dict[bytes, tuple[bytes, int]]]]:
+            return conn.table(self._names["docs"]).rows(docs, columns=[b"d"], include_timestamp=True)
+
+        found = {key: read_record(cells) for key, cells in self.thrift1.run(read, deadline=deadline)}
+        return {doc: found.get(doc, Record()) for doc in docs}
+
     def _stored_fingerprints(self, docs: list[bytes], deadline: float | None) -> dict[bytes, int]:
         def read(conn: happybase.Connection) -> list[tuple[bytes, dict[bytes, bytes]]]:
             return conn.table(self._names["docs"]).rows(docs, columns=[FP_COLUMN])
@@ -250,8 +338,9 @@ class IndexStore:
         self._adopt(self.thrift2.run(self._meta_record))
 
     def count_documents(self, deadline: float | None = None) -> int:
-        """Rows of the docs table, by a keys-only scan: O(documents), so callers cache it."""
-        return count_rows(self.thrift2, self._names["docs"], deadline)
+        """Docs rows holding a record (a deleted document's row keeps only writers' entries for a while), by a
+        keys-only scan: O(documents), so callers cache it."""
+        return count_rows(self.thrift2, self._names["docs"], deadline, FP_COLUMN)
 
     def sample_fingerprints(self, count: int, seed: int | None = None, deadline: float | None = None) -> list[int]:
         """Up to ``count`` stored fingerprints, in key order from a random one on, wrapping round

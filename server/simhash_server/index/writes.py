@@ -1,4 +1,5 @@
-"""The order of the index's writes, as data: why a writer killed at any point leaves no wrong answer.
+"""The order of the index's writes, as data: why a writer killed at any point, or two writers of one document
+id on two replicas at once, leave no wrong answer.
 
 HBase makes one row's mutation atomic, not several rows'.  A document lives in three tables: its docs row
 (the record: document -> fingerprint), a column of its fingerprint's fp2docs row (what queries return), and
@@ -19,18 +20,43 @@ A writer killed between steps leaves at worst a docs record without its column (
 queries miss it, Get still names it) and drawer rows no document owns (orphans: queries skip them).
 ``simhash-index gc`` finds both: it makes incomplete documents whole again and deletes orphans
 (simhash_server.index.gc).  Every step is a put or a delete, so a retried call repeats them harmlessly.
+
+**Writers of one id on different replicas.**  Each reads the record, then writes: two that read the same
+record would each remove only the old column, and the one whose record loses would leave its column behind
+(a ghost).  So every call writes all its cells at one timestamp later than anything in the rows it read
+(``write_stamp``: HBase orders a cell's versions by timestamp, and a delete at T hides every version up to T
+even if it arrives later), and signs the docs row with an *entry* of its own, ``d:w<writer>``, naming the
+fingerprint it wrote.  After writing it reads the rows again (``settle``): every entry it had not seen before
+whose fingerprint is not the record's loses its column, deleted at that entry's timestamp, so the loser's
+put is hidden whichever lands last.  Of any two writers, the later to read again sees the other's entry.
+Two calls that pick the same millisecond cannot be told apart by HBase, so the one that notices writes again,
+later.  Entries older than ENTRY_SECONDS are pruned by the next write and by gc.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
-from simhash_server.index.keys import doc_column, drawer_keys, fingerprint_row
+from simhash_server.index.keys import doc_column, drawer_keys, fingerprint_of_row, fingerprint_row
 
-__all__ = ["DRAWER_CELL", "FP_COLUMN", "Step", "delete_steps", "index_steps"]
+__all__ = [
+    "DRAWER_CELL",
+    "ENTRY_PREFIX",
+    "ENTRY_SECONDS",
+    "FP_COLUMN",
+    "Record",
+    "Step",
+    "delete_steps",
+    "index_steps",
+    "read_record",
+    "settle",
+    "write_stamp",
+]
 
-FP_COLUMN = b"d:fp"  # the docs record's one column: the fingerprint row key
+FP_COLUMN = b"d:fp"  # the docs record's column: the fingerprint row key
+ENTRY_PREFIX = b"d:w"  # + a writer's 8 random bytes: the fingerprint row it wrote (b"": it deleted)
+ENTRY_SECONDS = 300  # entries older than this are pruned: far longer than any call's HBase writes take
 DRAWER_CELL = {b"d:": b""}  # drawer rows carry their meaning in the key
 
 
@@ -42,24 +68,93 @@ class Step(NamedTuple):
     deletes: Sequence[tuple[bytes, list[bytes] | None]] = ()  # (row, columns); None: the whole row
 
 
-def index_steps(final: dict[bytes, int], sketches: dict[bytes, bytes], old: dict[bytes, int]) -> list[Step]:
-    """The steps storing documents ``final`` (doc key -> fingerprint, with ``sketches``), given the
-    fingerprints ``old`` they are stored under now."""
-    moved = [(doc, old[doc]) for doc, fp in final.items() if doc in old and old[doc] != fp]
+class Record(NamedTuple):
+    """What one docs row says: the document's fingerprint (None: no document), the newest timestamp of any of
+    its cells (0: no row), and its writers' entries (column -> (fingerprint or None for a delete, timestamp))."""
+
+    fp: int | None = None
+    stamp: int = 0
+    entries: Mapping[bytes, tuple[int | None, int]] = {}
+
+
+def read_record(cells: Mapping[bytes, tuple[bytes, int]]) -> Record:
+    """The Record of a docs row's cells (column -> (value, timestamp))."""
+    fp = fingerprint_of_row(cells[FP_COLUMN][0]) if FP_COLUMN in cells else None
+    entries = {
+        column: (fingerprint_of_row(value) if value else None, stamp)
+        for column, (value, stamp) in cells.items()
+        if column.startswith(ENTRY_PREFIX)
+    }
+    return Record(fp, max((stamp for _, stamp in cells.values()), default=0), entries)
+
+
+def write_stamp(records: Iterable[Record], now_ms: int) -> int:
+    """The timestamp of a call's cells: now, or later than every cell of the rows it read."""
+    return max([now_ms, *(r.stamp + 1 for r in records)])
+
+
+def _stale(records: Mapping[bytes, Record], now_ms: int) -> dict[bytes, list[bytes]]:
+    cutoff = now_ms - ENTRY_SECONDS * 1000
+    return {doc: [c for c, (_, t) in r.entries.items() if t < cutoff] for doc, r in records.items()}
+
+
+def index_steps(
+    final: dict[bytes, int],
+    sketches: dict[bytes, bytes],
+    old: Mapping[bytes, Record],
+    entry: bytes = ENTRY_PREFIX,
+    now_ms: int = 0,
+) -> list[Step]:
+    """The steps storing documents ``final`` (doc key -> fingerprint, with ``sketches``), given the records
+    ``old`` of their docs rows now, signed with the writer's ``entry`` column."""
+    stale = _stale(old, now_ms)
+    moved = [(doc, old[doc].fp) for doc, fp in final.items() if doc in old and old[doc].fp not in (None, fp)]
     steps = []
     if moved:
         steps.append(Step("fp2docs", deletes=[(fingerprint_row(fp), [doc_column(doc)]) for doc, fp in moved]))
     steps.append(Step("drawers", puts=[(key, DRAWER_CELL) for fp in set(final.values()) for key in drawer_keys(fp)]))
-    steps.append(Step("docs", puts=[(doc, {FP_COLUMN: fingerprint_row(fp)}) for doc, fp in final.items()]))
+    steps.append(
+        Step(
+            "docs",
+            puts=[(doc, {FP_COLUMN: fingerprint_row(fp), entry: fingerprint_row(fp)}) for doc, fp in final.items()],
+            deletes=[(doc, columns) for doc, columns in stale.items() if columns and doc in final],
+        )
+    )
     steps.append(
         Step("fp2docs", puts=[(fingerprint_row(fp), {doc_column(doc): sketches[doc]}) for doc, fp in final.items()])
     )
     return steps
 
 
-def delete_steps(old: dict[bytes, int]) -> list[Step]:
-    """The steps removing documents stored under the fingerprints ``old`` (doc key -> fingerprint)."""
+def delete_steps(old: Mapping[bytes, Record], entry: bytes = ENTRY_PREFIX, now_ms: int = 0) -> list[Step]:
+    """The steps removing the documents whose docs rows hold the records ``old`` (those without a document
+    are left alone), signed with the writer's ``entry`` column."""
+    live = {doc: r.fp for doc, r in old.items() if r.fp is not None}
+    stale = _stale(old, now_ms)
     return [
-        Step("fp2docs", deletes=[(fingerprint_row(fp), [doc_column(doc)]) for doc, fp in old.items()]),
-        Step("docs", deletes=[(doc, None) for doc in old]),
+        Step("fp2docs", deletes=[(fingerprint_row(fp), [doc_column(doc)]) for doc, fp in live.items()]),
+        Step(
+            "docs",
+            puts=[(doc, {entry: b""}) for doc in live],
+            deletes=[(doc, [FP_COLUMN, *stale[doc]]) for doc in live],
+        ),
     ]
+
+
+def settle(
+    before: Mapping[bytes, Record], after: Mapping[bytes, Record], entry: bytes, stamp: int
+) -> tuple[bool, list[tuple[bytes, bytes, int]]]:
+    """After a call wrote its rows at ``stamp``: whether another writer picked the same timestamp for one of
+    them (then the call writes again, later), and the fp2docs cells to delete, as (row, column, timestamp):
+    each entry new since ``before``, or the call's own, whose fingerprint is not the record's."""
+    tie = False
+    doomed = []
+    for doc, record in after.items():
+        seen = before.get(doc, Record()).entries
+        for column, (fp, at) in record.entries.items():
+            if column != entry and seen.get(column) == (fp, at):
+                continue
+            tie = tie or (column != entry and at == stamp)
+            if fp is not None and fp != record.fp:
+                doomed.append((fingerprint_row(fp), doc_column(doc), at))
+    return tie, doomed
