@@ -51,6 +51,8 @@ def offer(ghz: str, port: int, data: list[dict], rate: int, seconds: int, pid: i
         str(workers),
         "-z",
         f"{seconds}s",
+        "--duration-stop",
+        "wait",  # calls in flight at the end finish (ghz's default closes them: UNAVAILABLE on its side)
         "--connections",
         "8",
         "--timeout",
