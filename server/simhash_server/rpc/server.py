@@ -48,6 +48,9 @@ class ServerConfig:
     metrics_address: str | None = "127.0.0.1:9464"
     grace_seconds: float = 10.0
     health_interval_seconds: float = 2.0
+    # A ping unanswered this long turns health NOT_SERVING (a partitioned network answers no ping at all, so
+    # the store's own timeout would take 10 s to say so); a ping that fails also refuses calls (UNAVAILABLE).
+    health_timeout_seconds: float = 3.0
     limits: Limits = field(default_factory=Limits)
     store: StoreConfig = field(default_factory=StoreConfig)
     tls: TLSConfig | None = None
@@ -78,6 +81,7 @@ class SimHashServer:
         self._server: grpc.aio.Server | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._stopping = False
+        self._ping: asyncio.Future[None] | None = None
         self._drain = Drain()
         self._loop: asyncio.AbstractEventLoop | None = None  # set by start(): the loop's own thread
         self._thread: threading.Thread | None = None
@@ -155,9 +159,18 @@ class SimHashServer:
         for name in ("", SERVICE_NAME):
             await self.health.set(name, status)
 
-    async def check_index(self) -> bool:
+    async def check_index(self, timeout: float | None = None) -> bool:
+        """Ping the index; SERVING if it answers within ``timeout`` (None: the store's own timeouts).  A ping
+        still unanswered is waited for again, not doubled: a cut network holds a thread per ping."""
+        if self._ping is None or self._ping.done():
+            self._ping = asyncio.ensure_future(self.index.ping())
         try:
-            await self.index.ping()
+            await asyncio.wait_for(asyncio.shield(self._ping), timeout)
+        except TimeoutError:
+            # Slow is not down (a region moving, a region server's regions reassigned): NOT_SERVING, so that
+            # balancers prefer other replicas, but calls are still tried; a ping that fails refuses them.
+            await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+            return False
         except Exception as exc:  # noqa: BLE001 - any failure means not serving
             self.service.set_open_error(exc)
             await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
@@ -170,7 +183,7 @@ class SimHashServer:
         was_up = None
         while True:
             await asyncio.sleep(self.config.health_interval_seconds)
-            up = await self.check_index()
+            up = await self.check_index(self.config.health_timeout_seconds)
             if up != was_up:
                 (log.info if up else log.warning)(
                     "index %s", "reachable: SERVING" if up else "unreachable: NOT_SERVING"
