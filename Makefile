@@ -40,8 +40,9 @@ test-containers: install images
 	$(CONTAINER_ENV) SIMHASH_TEST_HBASE=container $(BIN)/python -m pytest tests/integration $(PYTEST_ARGS)
 
 # The distributed cluster (deploy/cluster.yaml: HDFS, ZooKeeper, HMaster, 2 region servers, Thrift, 2 replicas)
-# on a stack of its own: a region server killed under load, regions moved, a replica restarted.  Recovery
-# times land in var/cluster-results.json.  About 10 minutes.
+# on a stack of its own: a region server killed under load, regions moved, a replica restarted, the HMaster
+# killed, ZooKeeper and the NameNode restarted, a replica cut off from HBase.  Recovery times land in
+# var/cluster-results.json.  About 8 minutes.
 test-cluster: install images
 	$(BIN)/python -m pytest tests/cluster $(PYTEST_ARGS)
 	@cat var/cluster-results.json

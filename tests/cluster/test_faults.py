@@ -1,5 +1,6 @@
 """Faults on the distributed cluster, under traffic: a region server killed (its WAL split and replayed from
-HDFS, its regions reassigned), regions moved, a server replica restarted.  Nothing acknowledged is lost, no
+HDFS, its regions reassigned), regions moved, a server replica restarted, the HMaster killed, ZooKeeper and
+the NameNode restarted, a replica cut off from HBase by the network.  Nothing acknowledged is lost, no
 answer is ever wrong (a query that cannot be answered fails; it never answers "no near-duplicates"), and the
 recovery times are recorded (var/cluster-results.json)."""
 
@@ -10,7 +11,9 @@ import threading
 import time
 from collections.abc import Callable
 
-from simhash_client import SimHashClient, SimHashError
+import pytest
+
+from simhash_client import SimHashClient, SimHashError, Unavailable
 from simhash_schema import connect, index_tables
 
 SEEDED = 300
@@ -25,6 +28,7 @@ class Traffic:
         self.targets = targets
         self.timeout = timeout  # per call
         self.acknowledged: dict[str, int] = {}
+        self.began = 0.0  # when the fault began (failures are counted from then)
         self.reads: list[tuple[float, str]] = []  # (time, "ok" | "wrong" | status name)
         self.writes: list[tuple[float, str]] = []
         self._lock = threading.Lock()
@@ -232,3 +236,124 @@ def test_a_replica_restart_leaves_the_other_replica_answering(cluster) -> None:
     assert traffic.failures(traffic.reads, began) == [] and traffic.failures(traffic.writes, began) == []
     traffic.check_acknowledged()
     cluster.record("replica restart: serving again after, seconds", serving - began)
+
+
+def _under_traffic(cluster, seed: int, fault: Callable[[Traffic], float], targets: list[str] | None = None) -> Traffic:
+    """Seed, start traffic, run ``fault`` (it returns when the cluster is whole again, with that moment), wait
+    for 20 queries and 20 writes in a row after it; then: no wrong answer, every acknowledged write kept."""
+    traffic = Traffic(targets or cluster.replicas, seed=seed)
+    traffic.seed(SEEDED)
+    traffic.start()
+    try:
+        before = len(traffic.acknowledged)
+        traffic.wait_for("writes before the fault", lambda: len(traffic.acknowledged) >= before + 100)
+        traffic.began = time.monotonic()
+        whole = fault(traffic)
+        traffic.wait_for(
+            "queries and writes after the fault",
+            lambda: traffic.ok_since(traffic.reads, whole) >= 20 and traffic.ok_since(traffic.writes, whole) >= 20,
+        )
+    finally:
+        traffic.stop()
+    failed = traffic.failures(traffic.reads, traffic.began)
+    assert "wrong" not in {outcome for _, outcome in failed}, "a query answered without its document"
+    traffic.check_acknowledged()
+    return traffic
+
+
+def _record_failures(cluster, name: str, traffic: Traffic) -> None:
+    cluster.record(f"{name}: failed reads", len(traffic.failures(traffic.reads, traffic.began)))
+    cluster.record(f"{name}: failed writes", len(traffic.failures(traffic.writes, traffic.began)))
+    cluster.record(f"{name}: acknowledged writes checked", len(traffic.acknowledged))
+
+
+def test_the_hmaster_killed_and_restarted_under_load_loses_nothing(cluster) -> None:
+    """Reads and writes go to region servers directly: without a master they go on; it comes back."""
+
+    def fault(traffic: Traffic) -> float:
+        cluster.docker("kill", cluster.container("master"))
+        killed = time.monotonic()
+        traffic.wait_for("writes without a master", lambda: traffic.ok_since(traffic.writes, killed) >= 50)
+        cluster.docker("start", cluster.container("master"))
+        cluster.healthy("master")
+        cluster.record("hmaster kill: healthy again after the kill, seconds", time.monotonic() - killed)
+        return time.monotonic()
+
+    _record_failures(cluster, "hmaster kill", _under_traffic(cluster, 3, fault))
+
+
+def test_zookeeper_restarted_under_load_loses_nothing(cluster) -> None:
+    def fault(traffic: Traffic) -> float:
+        began = time.monotonic()
+        cluster.docker("restart", "-t", "10", cluster.container("zookeeper"), timeout=120)
+        cluster.healthy("zookeeper")
+        cluster.record("zookeeper restart: healthy again after, seconds", time.monotonic() - began)
+        for server in ("master", *REGION_SERVERS):  # their sessions outlived the restart: no one aborted
+            cluster.healthy(server)
+        return time.monotonic()
+
+    _record_failures(cluster, "zookeeper restart", _under_traffic(cluster, 4, fault))
+
+
+def test_the_namenode_restarted_under_load_loses_nothing(cluster) -> None:
+    def fault(traffic: Traffic) -> float:
+        began = time.monotonic()
+        cluster.docker("restart", "-t", "10", cluster.container("namenode"), timeout=120)
+        cluster.healthy("namenode")
+        cluster.record("namenode restart: healthy again after, seconds", time.monotonic() - began)
+        for server in REGION_SERVERS:
+            cluster.healthy(server)
+        return time.monotonic()
+
+    _record_failures(cluster, "namenode restart", _under_traffic(cluster, 5, fault))
+
+
+def test_a_replica_cut_off_from_hbase_refuses_calls_then_serves_again_without_a_restart(cluster) -> None:
+    """Its callers still reach it: while cut, it answers UNAVAILABLE (so clients go elsewhere) and says
+    NOT_SERVING; joined again, it serves, the same process.  The other replica answers throughout."""
+    first, second = cluster.replicas
+    network, name = f"{cluster.project}_gateway", cluster.container("server1")
+    started = cluster.docker("inspect", "-f", "{{.State.StartedAt}}", name).stdout
+
+    def fault(traffic: Traffic) -> float:
+        cluster.docker("network", "disconnect", network, name)
+        cut = time.monotonic()
+        with SimHashClient(first, timeout=30, retries=0) as client:
+            traffic.wait_for("NOT_SERVING while cut", lambda: not client.health(timeout=10), timeout=120)
+            cluster.record("replica cut: NOT_SERVING after, seconds", time.monotonic() - cut)
+            traffic.wait_for("calls refused while cut", lambda: _refused(client), timeout=120)
+            cluster.record("replica cut: calls refused at once after, seconds", time.monotonic() - cut)
+            asked = time.monotonic()
+            with pytest.raises(Unavailable, match="not reachable"):
+                client.query(simhash=1, max_distance=0)
+            cluster.record("replica cut: a query then refused in, seconds", time.monotonic() - asked)
+            cluster.docker("network", "connect", network, name)
+            joined = time.monotonic()
+            client.wait_until_serving(timeout=300)
+            traffic.wait_for("a query on the joined replica", lambda: _answers(client), timeout=120)
+            cluster.record("replica cut: serving again after joining, seconds", time.monotonic() - joined)
+        return time.monotonic()
+
+    traffic = _under_traffic(cluster, 6, fault, targets=[second])
+    assert traffic.failures(traffic.reads, traffic.began) == []  # the other replica never failed a call
+    assert cluster.docker("inspect", "-f", "{{.State.StartedAt}}", name).stdout == started  # no restart
+    _record_failures(cluster, "replica cut", traffic)
+
+
+def _refused(client: SimHashClient) -> bool:
+    """Whether a query is refused because the server knows HBase is out of reach (not tried, then failed)."""
+    try:
+        client.query(simhash=1, max_distance=0)
+    except Unavailable as exc:
+        return "not reachable" in str(exc)
+    except SimHashError:
+        return False
+    return False
+
+
+def _answers(client: SimHashClient) -> bool:
+    try:
+        client.query(simhash=1, max_distance=0)
+        return True
+    except SimHashError:
+        return False
