@@ -228,3 +228,36 @@ def pause_gateways(hbase):
                 os.kill(pid, signal.SIGCONT)
 
     return paused
+
+
+@pytest.fixture
+def serve_in_process(make_index) -> Iterator[Callable[..., str]]:
+    """``serve_in_process(**config)``: a real SimHashServer on a free port over a fresh index, with those
+    ServerConfig fields (metrics off); its target.  Stopped when the test ends."""
+    from simhash_server.rpc.server import ServerConfig, SimHashServer
+
+    started: list[SimHashServer] = []
+
+    def serve(**config: object) -> str:
+        store = make_index()
+        srv = SimHashServer(ServerConfig(address="127.0.0.1:0", metrics_address=None, store=store.config, **config))
+        srv.start()
+        started.append(srv)
+        return f"127.0.0.1:{srv.port}"
+
+    yield serve
+    for srv in started:
+        srv.stop(grace=1)
+
+
+@pytest.fixture
+def until() -> Callable[..., None]:
+    """``until(condition, seconds=60)``: wait for a state the test brought about (not a race it hopes to win)."""
+
+    def wait(condition: Callable[[], bool], seconds: float = 60.0) -> None:
+        deadline = time.monotonic() + seconds
+        while not condition():
+            assert time.monotonic() < deadline, "the condition never held"
+            time.sleep(0.01)
+
+    return wait

@@ -3,7 +3,6 @@ retry after, and keeps answering other methods; the client waits that long and g
 
 from __future__ import annotations
 
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -13,34 +12,19 @@ from simhash_server.metrics import RPC_IN_FLIGHT
 
 
 @pytest.fixture
-def small_server(make_index):
+def small_server(serve_in_process) -> str:
     """A real server whose Query admits 2 calls at once."""
     from simhash_server.rpc.limits import Limits
-    from simhash_server.rpc.server import ServerConfig, SimHashServer
 
-    store = make_index()
-    config = ServerConfig(
-        address="127.0.0.1:0",
-        metrics_address=None,
+    return serve_in_process(
         health_interval_seconds=60,  # no health probe of the paused gateways while the test holds them
         limits=Limits(max_calls_per_method=2, retry_after_ms=250),
-        store=store.config,
     )
-    srv = SimHashServer(config)
-    srv.start()
-    yield f"127.0.0.1:{srv.port}"
-    srv.stop(grace=1)
 
 
-def _until(condition, seconds: float = 30.0) -> None:
-    """Wait for ``condition()`` to hold (it is a state the test brought about, not a race it hopes to win)."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "the condition never held"
-        time.sleep(0.01)
-
-
-def test_a_call_over_the_method_limit_is_refused_at_once_with_a_retry_delay(small_server, pause_gateways, base) -> None:
+def test_a_call_over_the_method_limit_is_refused_at_once_with_a_retry_delay(
+    small_server, pause_gateways, base, until
+) -> None:
     in_flight = RPC_IN_FLIGHT.labels("Query")
     with (
         SimHashClient(small_server, timeout=60, retries=0) as holding,
@@ -51,7 +35,7 @@ def test_a_call_over_the_method_limit_is_refused_at_once_with_a_retry_delay(smal
         already = in_flight._value.get()
         with pause_gateways():  # HBase cannot answer: the two queries stay in flight until the block ends
             held = [pool.submit(holding.query, simhash=base ^ n) for n in range(2)]
-            _until(lambda: in_flight._value.get() >= already + 2)
+            until(lambda: in_flight._value.get() >= already + 2)
             # Refused while HBase still cannot answer: a call held in a queue could only end after the block.
             with pytest.raises(ResourceExhausted, match="max_calls_per_method") as refused:
                 refused_client.query(simhash=base)
