@@ -22,10 +22,11 @@ RUN apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless python3
 COPY --from=wheels /opt/launcher /opt/launcher
 COPY deploy/hbase-local/pom.xml /opt/simhash/deploy/hbase-local/pom.xml
 COPY deploy/hbase-local/target/lib/ /opt/simhash/deploy/hbase-local/target/lib/
+COPY deploy/yarn/target/lib/ /opt/simhash/deploy/yarn/target/lib/
 COPY deploy/simhash_deploy/ /opt/launcher/lib/python3.11/site-packages/simhash_deploy/
 # What this image holds, for `docker run --rm IMAGE cat /usr/share/simhash-index/versions.txt`.
 RUN { echo "# apt"; dpkg-query -W -f '${Package}=${Version}\n'; echo "# python"; /opt/launcher/bin/pip freeze; \
-      echo "# jars"; ls /opt/simhash/deploy/hbase-local/target/lib | grep '\.jar$'; } \
+      echo "# jars"; ls /opt/simhash/deploy/hbase-local/target/lib /opt/simhash/deploy/yarn/target/lib | grep '\.jar$'; } \
       > /usr/share/simhash-index/versions.txt \
     && useradd --system --home-dir /data --shell /usr/sbin/nologin hbase \
     && mkdir -p /data && chown hbase:hbase /data

@@ -7,6 +7,7 @@ cd "$(dirname "$0")/../.."
 command -v docker >/dev/null && docker info >/dev/null 2>&1 ||
   { echo "no Docker engine answers: run 'make deps' as root (installs docker.io, starts dockerd)" >&2; exit 1; }
 [ -f deploy/hbase-local/target/lib/.complete ] || { echo "the HBase jars are missing: run 'make jars'" >&2; exit 1; }
+[ -f deploy/yarn/target/lib/.complete ] || { echo "the YARN jars are missing: run 'make jars'" >&2; exit 1; }
 version=$(python3 -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["version"])')
 hbase=$(sed -n 's:.*<hbase.version>\(.*\)</hbase.version>.*:\1:p' deploy/hbase-local/pom.xml)
 

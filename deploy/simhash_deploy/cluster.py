@@ -1,12 +1,14 @@
 """One role of a distributed HBase on HDFS, in a container of the HBase image: `python -m simhash_deploy.cluster
 ROLE` (deploy/cluster.yaml runs one container per role).
 
-Roles: zookeeper, namenode, datanode, master, regionserver, thrift (both gateways).  All of them are the
-jars `make jars` fetched from Maven Central (HBase 2.6.1 and the Hadoop 2.10.2 it is built against; the
-NameNode and DataNode are Hadoop's own classes from hadoop-hdfs), with jvm.py's JVM flags.  Each
+Roles: zookeeper, namenode, datanode, master, regionserver, thrift (both gateways), resourcemanager (with
+MapReduce's history server) and nodemanager.  All of them are the jars `make jars` fetched from Maven Central
+(HBase 2.6.1 and the Hadoop 2.10.2 it is built against; the NameNode and DataNode are Hadoop's own classes
+from hadoop-hdfs; YARN's daemons run on deploy/yarn's Hadoop jars alone, see yarn.py), with jvm.py's flags.  Each
 role writes its configuration under $SIMHASH_HBASE_DATA/conf, then runs its JVM in the foreground, logging
 to the console (`docker logs`).  `... check ROLE` is the health check: the role's port answers (for thrift,
-a Thrift call does; a region server must also be registered with the master).  `... regions unload|load
+a Thrift call does; a region server must also be registered with the master, a NodeManager running at the
+ResourceManager).  `... regions unload|load
 SERVER` moves regions off a region server and back.
 
 Settings, from the environment (defaults in brackets):
@@ -14,6 +16,8 @@ Settings, from the environment (defaults in brackets):
   SIMHASH_HEAP_MB [512]                      the JVM's heap
   SIMHASH_ZOOKEEPER [zookeeper]              ZooKeeper's host
   SIMHASH_NAMENODE [namenode]                the NameNode's host
+  SIMHASH_RESOURCEMANAGER [resourcemanager]  the ResourceManager's host
+  SIMHASH_NM_MEMORY_MB [2048]                what a NodeManager offers its task containers
   SIMHASH_ZK_SESSION_TIMEOUT_MS [20000]      how soon a dead region server's ZooKeeper session expires
   SIMHASH_BALANCER_PERIOD_MS [300000]        how often the master rebalances regions (HBase's default)
 """
@@ -31,6 +35,15 @@ from simhash_deploy.hbase_local import THRIFT1_CLASS, THRIFT2_CLASS
 from simhash_deploy.home import ASSEMBLY, project_root
 from simhash_deploy.jvm import JDK17_FLAGS, JIT_FLAGS, log4j2_properties
 from simhash_deploy.site import AIRCOMPRESSOR_CODECS, site_xml
+from simhash_deploy.yarn import (
+    HISTORY_PORT,
+    LIB,
+    NODEMANAGER_PORT,
+    RESOURCEMANAGER_PORT,
+    RM_WEB_PORT,
+    java_home,
+    write_yarn_config,
+)
 
 __all__ = ["ROLES", "main"]
 
@@ -43,7 +56,15 @@ ROLES = {  # role -> (main class, arguments, the port that shows it is up)
     "master": ("org.apache.hadoop.hbase.master.HMaster", ["start"], MASTER_PORT),
     "regionserver": ("org.apache.hadoop.hbase.regionserver.HRegionServer", ["start"], REGIONSERVER_PORT),
     "thrift": (THRIFT1_CLASS, ["-p", str(THRIFT1_PORT), "-threadpool", "start"], THRIFT1_PORT),
+    "resourcemanager": (
+        "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager",
+        [],
+        RESOURCEMANAGER_PORT,
+    ),
+    "nodemanager": ("org.apache.hadoop.yarn.server.nodemanager.NodeManager", [], NODEMANAGER_PORT),
 }
+YARN_ROLES = ("resourcemanager", "nodemanager")
+HISTORY_CLASS = "org.apache.hadoop.mapreduce.v2.hs.JobHistoryServer"
 
 
 def _env(name: str, default: str) -> str:
@@ -103,20 +124,26 @@ def write_config(conf: Path) -> None:
         "admin.enableServer=false\n4lw.commands.whitelist=ruok,dump\n"
     )
     (conf / "log4j2.properties").write_text(log4j2_properties(console=True))
+    write_yarn_config(conf, data, project_root() / LIB, _env("SIMHASH_RESOURCEMANAGER", "resourcemanager"))
     for webapp in ("hdfs", "datanode", "static"):  # Hadoop's web UIs look these up on the class path; the
         (conf / "webapps" / webapp).mkdir(parents=True, exist_ok=True)  # Maven jars ship none: empty
 
 
-def java(main_class: str, args: list[str], conf: Path) -> list[str]:
-    lib = project_root() / ASSEMBLY / "target" / "lib"
+def java(main_class: str, args: list[str], conf: Path, yarn: bool = False) -> list[str]:
+    lib = project_root() / (LIB if yarn else ASSEMBLY / "target" / "lib")
     heap = _env("SIMHASH_HEAP_MB", "512")
+    logging = (
+        [f"-Dlog4j.configuration=file:{conf / 'log4j.properties'}", f"-Dyarn.log.dir={_data() / 'logs'}"]
+        if yarn
+        else [f"-Dlog4j2.configurationFile=file:{conf / 'log4j2.properties'}"]
+    )
     return [
         "java",
         f"-Xms{heap}m",
         f"-Xmx{heap}m",
         *JIT_FLAGS,
         *JDK17_FLAGS,
-        f"-Dlog4j2.configurationFile=file:{conf / 'log4j2.properties'}",
+        *logging,
         "-Dzookeeper.admin.enableServer=false",
         "-cp",
         f"{conf}:{lib}/*",
@@ -133,10 +160,14 @@ def run(role: str) -> int:
         formatted = subprocess.run(java(main_class, ["-format", "-nonInteractive"], conf), check=False)
         if formatted.returncode != 0:
             return formatted.returncode
-    commands = [java(main_class, args, conf)]
+    yarn = role in YARN_ROLES
+    commands = [java(main_class, args, conf, yarn)]
     if role == "thrift":  # both gateways in one container: the server reaches them at one host
         commands.append(java(THRIFT2_CLASS, ["-p", str(THRIFT2_PORT), "-threadpool", "start"], conf))
-    procs = [subprocess.Popen(c) for c in commands]
+    if role == "resourcemanager":  # finished jobs' status and counters, where clients look for them
+        commands.append(java(HISTORY_CLASS, [], conf, yarn))
+    env = {**os.environ, "JAVA_HOME": java_home(), "HADOOP_CONF_DIR": str(conf)} if yarn else None
+    procs = [subprocess.Popen(c, env=env) for c in commands]
 
     def forward(signum: int, _frame: object) -> None:
         for proc in procs:
@@ -167,9 +198,23 @@ def region_server_registered(host: str, zookeeper: tuple[str, int] | None = None
     return f"/hbase/rs/{host},".encode() in reply
 
 
+def node_running(host: str, resourcemanager: str | None = None) -> bool:
+    """Whether the ResourceManager lists the NodeManager on ``host`` as RUNNING (its REST API)."""
+    import json
+    import urllib.request
+
+    address = resourcemanager or _env("SIMHASH_RESOURCEMANAGER", "resourcemanager")
+    try:
+        with urllib.request.urlopen(f"http://{address}:{RM_WEB_PORT}/ws/v1/cluster/nodes", timeout=3) as reply:
+            nodes = (json.load(reply).get("nodes") or {}).get("node") or []
+    except (OSError, ValueError):
+        return False
+    return any(node.get("nodeHostName") == host and node.get("state") == "RUNNING" for node in nodes)
+
+
 def check(role: str) -> int:
     port = ROLES[role][2]
-    ports = [port, THRIFT2_PORT] if role == "thrift" else [port]
+    ports = {"thrift": [port, THRIFT2_PORT], "resourcemanager": [port, HISTORY_PORT]}.get(role, [port])
     for p in ports:
         try:
             socket.create_connection(("127.0.0.1", p), timeout=3).close()
@@ -180,6 +225,8 @@ def check(role: str) -> int:
                 return 1
     if role == "regionserver":
         return 0 if region_server_registered(socket.gethostname()) else 1
+    if role == "nodemanager":
+        return 0 if node_running(socket.gethostname()) else 1
     if role == "thrift":
         import happybase
         from thriftpy2.thrift import TException

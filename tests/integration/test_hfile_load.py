@@ -4,8 +4,6 @@ already stored (moved, unchanged, deleted earlier)."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import random
 import subprocess
@@ -13,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from truth import digest, mixed_input
 
 from simhash_client import SimHashClient
 from simhash_server.index.model import Document
@@ -20,11 +19,6 @@ from simhash_server.index.store import IndexStore
 from simhash_server.index.writes import ENTRY_PREFIX
 
 CLI = str(Path(sys.executable).with_name("simhash-index"))
-TEXTS = [
-    "The quick brown fox jumps over the lazy dog near the river bank at dawn.",
-    "近似重复检测：把文本切词、加权，再算出六十四位的指纹。",
-    "HBase keeps fingerprints durably; a query scans ten drawer prefixes.",
-]
 
 
 @pytest.fixture(autouse=True)
@@ -71,13 +65,6 @@ def cells(store: IndexStore, hbase) -> dict[str, list[tuple[bytes, bytes, bytes]
         conn.close()
 
 
-def digest(table: list[tuple[bytes, bytes, bytes]]) -> str:
-    h = hashlib.sha256()
-    for row, column, value in table:
-        h.update(b"%d:%b%d:%b%d:%b" % (len(row), row, len(column), column, len(value), value))
-    return h.hexdigest()
-
-
 def assert_same_tables(a: IndexStore, b: IndexStore, hbase) -> dict[str, int]:
     left, right = cells(a, hbase), cells(b, hbase)
     for name in left:
@@ -86,22 +73,6 @@ def assert_same_tables(a: IndexStore, b: IndexStore, hbase) -> dict[str, int]:
             missing = sorted(set(left[name]) - set(right[name]))[:5]
             raise AssertionError(f"{name} differs: hfile-load has extra {extra}, lacks {missing}")
     return {name: len(table) for name, table in left.items()}
-
-
-def mixed_input(path: Path, seed: int, docs: int, records: int, shared: int) -> None:
-    """JSON lines: fingerprints and texts, ids repeated (the last wins), fingerprints shared by many ids,
-    and one bad line."""
-    rng = random.Random(seed)
-    fps = [rng.getrandbits(64) for _ in range(shared)]
-    lines = []
-    for n in range(records):
-        doc = f"doc-{rng.randrange(docs)}"
-        if n % 10 == 0:
-            lines.append(json.dumps({"doc_id": doc, "text": f"{rng.choice(TEXTS)} #{rng.randrange(40)}"}))
-        else:
-            lines.append(json.dumps({"doc_id": doc, "simhash": f"{rng.choice(fps):016x}"}))
-    lines.insert(records // 2, '{"doc_id": "", "simhash": "0"}')
-    path.write_text("\n".join(lines) + "\n")
 
 
 def test_hfile_load_stores_what_bulk_load_stores_and_the_service_answers_alike(

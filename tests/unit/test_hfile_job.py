@@ -58,8 +58,41 @@ def test_the_local_runner_keeps_hadoop_files_in_staging_and_the_yarn_runner_leav
     assert local["mapreduce.framework.name"] == "local" and local["hadoop.tmp.dir"] == "/st/tmp/hadoop"
     yarn = JobRunner(kind="yarn", staging_uri="hdfs:///x", properties={"mapreduce.job.queuename": "bulk"})
     props = yarn.job_properties("hdfs:///x")
-    assert "mapreduce.framework.name" not in props and "fs.defaultFS" not in props
+    assert props["mapreduce.framework.name"] == "yarn" and "fs.defaultFS" not in props
+    assert "mapreduce.task.io.sort.mb" not in props  # the cluster's, sized to its task containers
+    assert props["mapreduce.job.user.classpath.first"] == "true"  # HBase's ZooKeeper before Hadoop 2's
     assert props["mapreduce.job.queuename"] == "bulk"
+
+
+def _site(folder: Path, name: str, props: dict[str, str]) -> None:
+    from simhash_deploy.site import site_xml
+
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(site_xml(props, "test"))
+
+
+def test_the_yarn_runner_names_what_the_cluster_configuration_lacks(tmp_path: Path, monkeypatch) -> None:
+    from simhash_server.bulk.checkpoint import BulkLoadError
+
+    monkeypatch.delenv("HADOOP_CONF_DIR", raising=False)
+    monkeypatch.delenv("HBASE_CONF_DIR", raising=False)
+    with pytest.raises(BulkLoadError, match="--conf-dir"):
+        JobRunner(kind="yarn", staging_uri="hdfs://nn/x").cluster_conf_dirs()
+    conf = tmp_path / "conf"
+    _site(conf, "core-site.xml", {"fs.defaultFS": "hdfs://nn:8020"})
+    with pytest.raises(BulkLoadError, match="no ResourceManager address"):
+        JobRunner(kind="yarn", staging_uri="/x", conf_dirs=(conf,)).cluster_conf_dirs()
+    _site(conf, "yarn-site.xml", {"yarn.resourcemanager.hostname": "rm"})
+    with pytest.raises(BulkLoadError, match=r"hbase\.zookeeper\.quorum"):
+        JobRunner(kind="yarn", staging_uri="/x", conf_dirs=(conf,)).cluster_conf_dirs()
+    assert JobRunner(kind="yarn", staging_uri="/x", conf_dirs=(conf,), zookeeper="zk:2181").cluster_conf_dirs()
+    _site(conf, "hbase-site.xml", {"hbase.zookeeper.quorum": "zk"})
+    assert JobRunner(kind="yarn", staging_uri="/x", conf_dirs=(conf,)).cluster_conf_dirs() == [conf.resolve()]
+    with pytest.raises(BulkLoadError, match="this machine's filesystem"):
+        JobRunner(kind="yarn", staging_uri="file:///x", conf_dirs=(conf,)).cluster_conf_dirs()
+    (conf / "core-site.xml").write_text("<configuration><property>")
+    with pytest.raises(BulkLoadError, match=r"core-site\.xml is not a Hadoop configuration file"):
+        JobRunner(kind="yarn", staging_uri="/x", conf_dirs=(conf,)).cluster_conf_dirs()
 
 
 def test_the_command_line_names_a_bad_setting_before_anything_runs(tmp_path: Path) -> None:

@@ -229,6 +229,8 @@ class _Load:
     def _job(self, command: str, **extra: str) -> None:
         args = {"staging": str(self.options.staging.resolve()), **self.tables, **extra}
         args["splits"] = str(self.options.splits)
+        if command == "load" and self.options.runner.kind == "yarn" and not self.options.keep_staging:
+            args["remove-staging"] = "true"  # the HFiles are HBase's now; the rest on the cluster goes
         if command == "generate":
             args["timestamp"] = str(self.manifest.data["timestamp_ms"])
         started = time.monotonic()

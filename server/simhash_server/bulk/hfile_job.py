@@ -4,9 +4,12 @@ or on YARN.
 - ``local``: one JVM on this machine with the job's own jars (server/mapreduce/target, built by ``make
   jars``), the launcher's JDK 17 flags and a generated ``hbase-site.xml`` naming ZooKeeper and the pure-Java
   codecs.  Its heap is ``heap_mb``; what sizes it is ``sort_mb`` per map task and ``parallel`` tasks at once.
-- ``yarn``: ``hadoop jar`` with the cluster's own configuration (``HADOOP_CONF_DIR``, ``HBASE_CONF_DIR``) and
-  its HBase jars (``hbase mapredcp``), so the job runs as any MapReduce job there; the normalised input is
-  first copied to ``staging_uri`` on the cluster's filesystem.
+- ``yarn``: submitted to the cluster's ResourceManager from a JVM on this machine with the same jars, and the
+  cluster's configuration directories (``conf_dirs``: ``--conf-dir``, else ``HADOOP_CONF_DIR`` and
+  ``HBASE_CONF_DIR``) first on its class path.  No ``hadoop`` or ``hbase`` launcher script is used, even where
+  one is installed: each job ships its HBase jars through the distributed cache (HBase's
+  ``TableMapReduceUtil.addDependencyJars``), and the normalised input goes to ``staging_uri`` on the
+  cluster's filesystem through Hadoop's FileSystem API, from the same JVM.
 
 The JVM reports JSON lines on stdout (progress, finished phases, loads); its log goes to staging/job.log.
 """
@@ -17,6 +20,7 @@ import json
 import os
 import shutil
 import subprocess
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -51,10 +55,11 @@ class JobRunner:
     kind: str = "local"
     job_dir: Path | None = None  # the jar and its lib/; default: server/mapreduce/target in the checkout
     zookeeper: str | None = None  # host:port; local default 127.0.0.1:2181, yarn default the cluster's
-    heap_mb: int = 3072
-    sort_mb: int = 512  # per map task: its sort buffer (mapreduce.task.io.sort.mb)
+    heap_mb: int = 3072  # local: the job's JVM, tasks included; yarn: the submitting JVM's
+    sort_mb: int | None = None  # per map task (mapreduce.task.io.sort.mb); local default 512, yarn the cluster's
     parallel: int = 2  # local: map (and reduce) tasks at once
     staging_uri: str | None = None  # yarn: the staging directory on the cluster's filesystem
+    conf_dirs: tuple[Path, ...] = ()  # yarn: the cluster's client configuration [$HADOOP_CONF_DIR $HBASE_CONF_DIR]
     properties: dict[str, str] = field(default_factory=dict)  # more -D settings for the job
 
     def __post_init__(self) -> None:
@@ -64,11 +69,15 @@ class JobRunner:
             raise ValueError("the yarn runner needs a staging URI on the cluster's filesystem (--staging-uri)")
         if not 1 <= self.parallel <= 64:
             raise ValueError(f"parallel must be 1..64, got {self.parallel}")
-        if self.sort_mb * self.parallel > self.heap_mb * 0.7:
+        if self.kind == "local" and self.local_sort_mb * self.parallel > self.heap_mb * 0.7:
             raise ValueError(
-                f"{self.parallel} map tasks with {self.sort_mb} MB sort buffers do not fit a {self.heap_mb} MB heap "
-                "with room for the reducers: lower --sort-mb or raise --heap-mb"
+                f"{self.parallel} map tasks with {self.local_sort_mb} MB sort buffers do not fit a "
+                f"{self.heap_mb} MB heap with room for the reducers: lower --sort-mb or raise --heap-mb"
             )
+
+    @property
+    def local_sort_mb(self) -> int:
+        return self.sort_mb or 512
 
     @property
     def jar(self) -> Path:
@@ -80,11 +89,16 @@ class JobRunner:
     def job_properties(self, staging: str) -> dict[str, str]:
         """Big sort buffers and compressed map output: the job's shuffle is most of its disk traffic."""
         props = {
-            "mapreduce.task.io.sort.mb": str(self.sort_mb),
             "mapreduce.map.output.compress": "true",
             "mapreduce.map.output.compress.codec": "org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec",
             "hbase.bulkload.locality.sensitive.enabled": "false",
         }
+        if self.sort_mb is not None or self.kind == "local":
+            props["mapreduce.task.io.sort.mb"] = str(self.local_sort_mb)
+        if self.kind == "yarn":
+            props["mapreduce.framework.name"] = "yarn"
+            # The jars the job ships before the cluster's own: Hadoop 2's ZooKeeper 3.4 would shadow HBase's.
+            props["mapreduce.job.user.classpath.first"] = "true"
         if self.kind == "local":
             props |= {
                 "mapreduce.framework.name": "local",
@@ -103,13 +117,13 @@ class JobRunner:
     ) -> Iterator[JobEvent]:
         """Run ``command`` of ``main_class``; ``staging`` holds its log, configuration and (local) temporary files."""
         if self.kind == "yarn":
-            argv, env = self._yarn(command, args, staging, main_class)
+            argv = self._yarn(command, args, staging, main_class)
         else:
-            argv, env = self._local(command, args, staging, main_class), None
+            argv = self._local(command, args, staging, main_class)
         log_path = staging / "job.log"
         with open(log_path, "ab") as log:
             # The staging directory is the working directory: the local runner links job files into it.
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, env=env, text=True, cwd=staging)
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True, cwd=staging)
             assert proc.stdout is not None
             steady = LocalProgress() if self.kind == "local" else None
             try:
@@ -118,8 +132,12 @@ class JobRunner:
                     if event is not None:
                         yield steady.take(event) if steady else event
             finally:
-                if proc.poll() is None:
-                    proc.kill()
+                if proc.poll() is None:  # stopped early: SIGTERM, so the JVM kills the job it submitted
+                    proc.terminate()
+                    try:
+                        proc.wait(timeout=60)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
                 code = proc.wait()
         if code != 0:
             raise BulkLoadError(f"the {command} job failed (exit {code}); {log_path} ends:\n{_tail(log_path)}")
@@ -132,15 +150,10 @@ class JobRunner:
         pairs = [item for key, value in args.items() for item in (f"--{key}", value)]
         return [*defines, command, *pairs]
 
-    def _local(self, command: str, args: dict[str, str], staging: Path, main_class: str) -> list[str]:
+    def _java(self, conf: Path, class_path: list[Path], main_class: str) -> list[str]:
+        """The JVM: the launcher's JDK 17 flags, logging to stderr, ``class_path`` before the job's jars."""
         from simhash_deploy.jvm import JDK17_FLAGS
-        from simhash_deploy.site import AIRCOMPRESSOR_CODECS, site_xml
 
-        conf = staging.resolve() / "conf"  # absolute: the job runs in the staging directory
-        conf.mkdir(exist_ok=True)
-        host, _, port = (self.zookeeper or "127.0.0.1:2181").partition(":")
-        site = {"hbase.zookeeper.quorum": host, "hbase.zookeeper.property.clientPort": port or "2181"}
-        (conf / "hbase-site.xml").write_text(site_xml(site | AIRCOMPRESSOR_CODECS, "written by hfile-load"))
         (conf / "log4j2.properties").write_text(_LOG4J2)
         java_home = os.environ.get("JAVA_HOME")
         java = (java_home and shutil.which("java", path=f"{java_home}/bin")) or shutil.which("java")
@@ -155,34 +168,90 @@ class JobRunner:
             *JDK17_FLAGS,
             f"-Dlog4j2.configurationFile=file:{conf / 'log4j2.properties'}",
             "-cp",
-            f"{conf}:{jar}:{jar.parent / 'lib'}/*",
+            ":".join([*map(str, class_path), str(jar), f"{jar.parent / 'lib'}/*"]),
             main_class,
-            *self._arguments(command, args, str(staging.resolve())),
         ]
 
-    def _yarn(
-        self, command: str, args: dict[str, str], staging: Path, main_class: str
-    ) -> tuple[list[str], dict[str, str]]:
-        for tool in ("hadoop", "hbase"):
-            if shutil.which(tool) is None:
-                raise BulkLoadError(f"the yarn runner needs the cluster's `{tool}` command on PATH")
-        mapredcp = subprocess.run(["hbase", "mapredcp"], capture_output=True, text=True, check=True).stdout.strip()
-        remote = str(self.staging_uri)
-        if command == "generate":  # the normalised input goes to the cluster's filesystem first
-            subprocess.run(["hadoop", "fs", "-mkdir", "-p", remote], check=True)
-            subprocess.run(["hadoop", "fs", "-put", "-f", str(staging / "input"), remote], check=True)
-        env = dict(os.environ)
-        env["HADOOP_CLASSPATH"] = ":".join(p for p in (mapredcp, env.get("HBASE_CONF_DIR", "")) if p)
+    def _conf(self, staging: Path) -> Path:
+        conf = staging.resolve() / "conf"  # absolute: the job runs in the staging directory
+        conf.mkdir(exist_ok=True)
+        return conf
+
+    def _local(self, command: str, args: dict[str, str], staging: Path, main_class: str) -> list[str]:
+        from simhash_deploy.site import AIRCOMPRESSOR_CODECS, site_xml
+
+        conf = self._conf(staging)
+        host, _, port = (self.zookeeper or "127.0.0.1:2181").partition(":")
+        site = {"hbase.zookeeper.quorum": host, "hbase.zookeeper.property.clientPort": port or "2181"}
+        (conf / "hbase-site.xml").write_text(site_xml(site | AIRCOMPRESSOR_CODECS, "written by hfile-load"))
+        return [*self._java(conf, [conf], main_class), *self._arguments(command, args, str(staging.resolve()))]
+
+    def cluster_conf_dirs(self) -> list[Path]:
+        """The cluster's configuration directories, checked for what a submission needs; BulkLoadError
+        naming what is missing."""
+        dirs = list(self.conf_dirs) or [
+            Path(os.environ[name]) for name in ("HADOOP_CONF_DIR", "HBASE_CONF_DIR") if os.environ.get(name)
+        ]
+        if not dirs:
+            raise BulkLoadError(
+                "the yarn runner needs the cluster's client configuration: --conf-dir DIR (or HADOOP_CONF_DIR and "
+                "HBASE_CONF_DIR) with its core-site.xml, yarn-site.xml, mapred-site.xml and hbase-site.xml"
+            )
+        for folder in dirs:
+            if not folder.is_dir():
+                raise BulkLoadError(f"configuration directory {folder} does not exist")
+        props = site_properties(dirs)
+        shown = ", ".join(map(str, dirs))
+        if not ({"yarn.resourcemanager.address", "yarn.resourcemanager.hostname"} & props.keys()):
+            raise BulkLoadError(
+                f"no ResourceManager address: no yarn-site.xml in {shown} sets yarn.resourcemanager.address "
+                "or yarn.resourcemanager.hostname"
+            )
+        if not self.zookeeper and "hbase.zookeeper.quorum" not in props:
+            raise BulkLoadError(
+                f"no HBase ZooKeeper: no hbase-site.xml in {shown} sets hbase.zookeeper.quorum (or give --zookeeper)"
+            )
+        staging = str(self.staging_uri)
+        default_fs = props.get("fs.defaultFS", "file:///")
+        if staging.startswith("file:") or ("://" not in staging and default_fs.startswith("file:")):
+            raise BulkLoadError(
+                f"the staging URI {staging} is on this machine's filesystem, which the cluster's nodes do not read: "
+                "give an hdfs:// URI, or a --conf-dir whose core-site.xml sets fs.defaultFS"
+            )
+        return [d.resolve() for d in dirs]
+
+    def _yarn(self, command: str, args: dict[str, str], staging: Path, main_class: str) -> list[str]:
+        dirs = self.cluster_conf_dirs()
+        remote = str(self.staging_uri).rstrip("/")
         zookeeper = {}
         if self.zookeeper:  # otherwise the cluster's hbase-site.xml names it
             host, _, port = self.zookeeper.partition(":")
             zookeeper = {"hbase.zookeeper.quorum": host} | (
                 {"hbase.zookeeper.property.clientPort": port} if port else {}
             )
-        argv = ["hadoop", "jar", str(self.jar), main_class, "-libjars", mapredcp.replace(":", ",")]
         if "staging" in args:
             args = args | {"staging": remote}
-        return [*argv, *self._arguments(command, args, remote, zookeeper)], env
+        if command == "generate":  # the normalised input: copied to the cluster's filesystem by the JVM
+            args = args | {"upload": str((staging / "input").resolve())}
+        java = self._java(self._conf(staging), dirs, main_class)
+        return [*java, *self._arguments(command, args, remote, zookeeper)]
+
+
+def site_properties(dirs: list[Path]) -> dict[str, str]:
+    """The properties of every ``*-site.xml`` in ``dirs`` (the first directory's value wins, as on a class
+    path); BulkLoadError naming a file that is not Hadoop's XML."""
+    props: dict[str, str] = {}
+    for folder in reversed(dirs):
+        for path in sorted(folder.glob("*-site.xml")):
+            try:
+                root = ET.parse(path).getroot()
+            except ET.ParseError as exc:
+                raise BulkLoadError(f"{path} is not a Hadoop configuration file: {exc}") from exc
+            for prop in root.iter("property"):
+                name, value = prop.findtext("name"), prop.findtext("value")
+                if name:
+                    props[name.strip()] = (value or "").strip()
+    return props
 
 
 class LocalProgress:

@@ -35,6 +35,11 @@ from simhash_server.cli.options import store_config, store_options
 )
 @click.option("--reducers", type=click.IntRange(1, 10_000), default=2, show_default=True, help="Reduce tasks per job.")
 @click.option("--keep-work", is_flag=True, help="Keep OUTPUT/work (the steps' intermediate files) after success.")
+@click.option(
+    "--fetch-output",
+    is_flag=True,
+    help="yarn: copy clusters/, pairs/ and sizes/ from --staging-uri/output into OUTPUT (they stay there too).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 @job_options
 @store_options
@@ -50,8 +55,9 @@ def clusters_command(output: Path, **opts: Any) -> None:
                               --min-similarity: doc id <TAB> doc id <TAB> distance <TAB> similarity
       sizes/part-r-*          cluster id <TAB> documents
       largest-clusters.tsv, largest-groups.tsv, summary.json
-    A document with no near-duplicate is in no cluster.  A failed run keeps OUTPUT/work: the same command
-    continues it.  Run `simhash-index gc` first if writers may have died mid-write.
+    On YARN these are under --staging-uri/output; OUTPUT gets the two tables and summary.json (and the
+    rest with --fetch-output).  A document with no near-duplicate is in no cluster.  A failed run keeps
+    OUTPUT/work: the same command continues it.  Run `simhash-index gc` first if writers may have died mid-write.
     """
     from simhash_schema import SchemaError
     from simhash_server.bulk.checkpoint import BulkLoadError
@@ -69,6 +75,7 @@ def clusters_command(output: Path, **opts: Any) -> None:
             reducers=opts["reducers"],
             keep_work=opts["keep_work"],
             min_similarity=opts["min_similarity"],
+            fetch_output=opts["fetch_output"],
         )
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc

@@ -27,9 +27,17 @@ def job_options(command: Any) -> Any:
             type=click.Choice(RUNNERS),
             default="local",
             show_default=True,
-            help="local: Hadoop's LocalJobRunner on this machine; yarn: `hadoop jar` on the cluster's YARN.",
+            help="local: Hadoop's LocalJobRunner on this machine; yarn: submitted to the cluster's YARN.",
         ),
         click.option("--staging-uri", help="yarn: the job's directory on the cluster's filesystem (hdfs://...)."),
+        click.option(
+            "--conf-dir",
+            "conf_dirs",
+            multiple=True,
+            type=click.Path(file_okay=False, path_type=Path),
+            help="yarn: the cluster's client configuration (core-, yarn-, mapred-, hbase-site.xml); repeatable.  "
+            "[default: $HADOOP_CONF_DIR and $HBASE_CONF_DIR]",
+        ),
         click.option(
             "--zookeeper",
             envvar="SIMHASH_ZOOKEEPER",
@@ -39,7 +47,9 @@ def job_options(command: Any) -> Any:
             "--heap-mb", type=click.IntRange(256), default=3072, show_default=True, help="local: the job's JVM heap."
         ),
         click.option(
-            "--sort-mb", type=click.IntRange(16, 2047), default=512, show_default=True, help="Sort buffer per map task."
+            "--sort-mb",
+            type=click.IntRange(16, 2047),
+            help="Sort buffer per map task.  [default: local 512; yarn the cluster's mapreduce.task.io.sort.mb]",
         ),
         click.option(
             "--parallel", type=click.IntRange(1, 64), default=2, show_default=True, help="local: tasks at once."
@@ -76,6 +86,7 @@ def job_runner(opts: dict[str, Any]) -> Any:
             sort_mb=opts["sort_mb"],
             parallel=opts["parallel"],
             staging_uri=opts["staging_uri"],
+            conf_dirs=tuple(opts["conf_dirs"]),
             properties=properties,
         )
     except ValueError as exc:

@@ -6,7 +6,8 @@ every pair; the Java half (``ClustersMain``) then meets the pairs with fp2docs, 
 components in star rounds and labels each document with its cluster's smallest document id.  This module
 checks the request, runs the job with ``hfile_job.JobRunner`` and writes ``summary.json`` from its counters.
 
-Output directory (local runner; on YARN the same under ``--staging-uri``/output):
+Output directory (local runner; on YARN the same under ``--staging-uri``/output, and the two tables and
+summary.json here; with ``fetch_output`` all of it here too):
 
 - ``clusters/part-r-*``: ``doc id <TAB> cluster id``, for every document with a near-duplicate;
 - ``pairs/part-r-*``: ``fingerprint <TAB> fingerprint <TAB> distance`` (hex), every pair once; verifying
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -76,6 +76,7 @@ class ClustersOptions:
     reducers: int = 2
     keep_work: bool = False
     min_similarity: float | None = None  # verify: only document pairs whose sketches agree at least this much
+    fetch_output: bool = False  # yarn: copy clusters/, pairs/ and sizes/ from the cluster's filesystem to output
 
     def __post_init__(self) -> None:
         if not 0 <= self.max_distance <= MAX_DISTANCE:
@@ -141,7 +142,9 @@ def run_clusters(options: ClustersOptions, report: Callable[[ClustersStats], Non
         pass
     if options.runner.kind == "yarn":
         remote = str(options.runner.staging_uri).rstrip("/")
-        paths = {"work": f"{remote}/work", "output": f"{remote}/output"}
+        paths = {"work": f"{remote}/work", "output": f"{remote}/output", "summary-to": str(output.resolve())}
+        if options.fetch_output:
+            paths["copy-to"] = str(output.resolve())
     else:
         paths = {"work": str(work.resolve()), "output": str(output.resolve())}
     stats = ClustersStats()
@@ -158,7 +161,7 @@ def run_clusters(options: ClustersOptions, report: Callable[[ClustersStats], Non
     stats.seconds["total"] = stats.seconds.get("total", 0.0) + time.monotonic() - started
     if not stats.complete:
         raise BulkLoadError(f"the clusters job stopped before it was done; {work}/job.log has its log")
-    summary = _summary(options, stats, lambda name: _read(options, paths["output"], name))
+    summary = _summary(options, stats, lambda name: (output / name).read_text(encoding="utf-8"))
     _save(output / SUMMARY, summary)
     if not options.keep_work:
         shutil.rmtree(work)
@@ -196,14 +199,6 @@ def _take(stats: ClustersStats, event: JobEvent) -> None:
         stats.complete = True
 
 
-def _read(options: ClustersOptions, output: str, name: str) -> str:
-    if options.runner.kind == "yarn":
-        return subprocess.run(
-            ["hadoop", "fs", "-cat", f"{output}/{name}"], capture_output=True, text=True, check=True
-        ).stdout
-    return (Path(output) / name).read_text(encoding="utf-8")
-
-
 def _summary(options: ClustersOptions, stats: ClustersStats, read: Callable[[str], str]) -> dict[str, Any]:
     counters = stats.counters
     sizes = {
@@ -229,5 +224,6 @@ def _summary(options: ClustersOptions, stats: ClustersStats, read: Callable[[str
         ],
         "shuffle_bytes": stats.shuffle_bytes,
         "seconds": {k: round(v, 3) for k, v in stats.seconds.items()},
-        "runner": asdict(options.runner) | {"job_dir": str(options.runner.job_dir or "")},
+        "runner": asdict(options.runner)
+        | {"job_dir": str(options.runner.job_dir or ""), "conf_dirs": [str(d) for d in options.runner.conf_dirs]},
     }

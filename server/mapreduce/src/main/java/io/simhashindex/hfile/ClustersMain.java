@@ -44,6 +44,7 @@ import org.apache.hadoop.util.ToolRunner;
  * <pre>
  *   clusters --work DIR --output DIR --drawers T --fp2docs T [--max-distance 3] [--budget N] [--reducers R]
  *            [--min-similarity F]
+ *            [--summary-to LOCAL_DIR] [--copy-to LOCAL_DIR]   (output on a cluster: the tables, or all of it)
  * </pre>
  *
  * Steps (each leaves a marker in the work directory, so a rerun continues where one stopped): pairs
@@ -78,7 +79,7 @@ public final class ClustersMain extends Configured implements Tool {
     }
     Path work = new Path(need(opts, "work"));
     Path output = new Path(need(opts, "output"));
-    FileSystem fs = work.getFileSystem(conf);
+    FileSystem fs = Jobs.writable(work, conf);
 
     Path pairs = new Path(work, "pairs");
     step(fs, work, "pairs", () -> pairs(conf, need(opts, "drawers"), pairs));
@@ -100,6 +101,16 @@ public final class ClustersMain extends Configured implements Tool {
     Path label = new Path(work, "label");
     step(fs, work, "label", () -> label(conf, assign, label));
     publish(conf, fs, pairs, edges, join, label, output);
+    if (opts.containsKey("summary-to")) { // the cluster's filesystem is not the caller's: its tables go there
+      for (String name : new String[] {"largest-groups.tsv", "largest-clusters.tsv"}) {
+        fs.copyToLocalFile(false, new Path(output, name), new Path(opts.get("summary-to"), name), true);
+      }
+    }
+    if (opts.containsKey("copy-to")) {
+      for (String name : new String[] {"clusters", "pairs", "sizes"}) {
+        fs.copyToLocalFile(false, new Path(output, name), new Path(opts.get("copy-to"), name), true);
+      }
+    }
     out.println("{\"event\": \"done\"}");
     return 0;
   }

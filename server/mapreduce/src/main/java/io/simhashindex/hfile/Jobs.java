@@ -2,16 +2,26 @@ package io.simhashindex.hfile;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hbase.mapreduce.TableMapReduceUtil;
 import org.apache.hadoop.mapreduce.Counter;
 import org.apache.hadoop.mapreduce.CounterGroup;
 import org.apache.hadoop.mapreduce.Job;
+import org.apache.hadoop.mapreduce.MRConfig;
+import org.apache.hadoop.mapreduce.TaskCompletionEvent;
 
 /**
  * What the commands share: their "--name value" options, and running a job while reporting it as JSON lines
- * on stdout (progress each second, then its counters).
+ * on stdout (progress each second, then its counters).  On YARN a job ships its jars with it, and is killed
+ * if this JVM is stopped before it ends.
  */
 final class Jobs {
   private Jobs() {}
@@ -33,16 +43,58 @@ final class Jobs {
     return value;
   }
 
+  static boolean onYarn(Configuration conf) {
+    return MRConfig.YARN_FRAMEWORK_NAME.equals(conf.get(MRConfig.FRAMEWORK_NAME));
+  }
+
+  /**
+   * A directory on the job's filesystem that this user can write, or an IOException naming it: found before
+   * any job is submitted, rather than as a task's failure.
+   */
+  static FileSystem writable(Path dir, Configuration conf) throws IOException {
+    try {
+      FileSystem fs = dir.getFileSystem(conf);
+      fs.mkdirs(dir);
+      Path probe = new Path(dir, ".write-probe");
+      fs.create(probe, true).close();
+      fs.delete(probe, false);
+      return fs;
+    } catch (IOException e) {
+      throw new IOException("no write access to the staging directory " + dir + ": " + e.getMessage(), e);
+    }
+  }
+
   static Job run(Job job, String phase, PrintStream out) throws Exception {
     long started = System.nanoTime();
+    if (onYarn(job.getConfiguration())) {
+      // HBase's jars (and the pure-Java codecs the HFiles and map outputs use) go with the job through the
+      // distributed cache, as HBase's own tools ship them; the cluster needs none installed.
+      TableMapReduceUtil.addDependencyJars(job);
+      TableMapReduceUtil.addDependencyJarsForClasses(job.getConfiguration(),
+          org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec.class,
+          io.airlift.compress.lz4.Lz4Compressor.class);
+    }
     job.submit();
+    Thread killer = new Thread(() -> {
+      try {
+        if (!job.isComplete()) {
+          job.killJob(); // the submitter was stopped: its job must not run on, half-owned
+        }
+      } catch (IOException e) {
+        System.err.println("could not kill " + job.getJobID() + ": " + e);
+      }
+    });
+    Runtime.getRuntime().addShutdownHook(killer);
     while (!job.isComplete()) {
       out.printf(Locale.ROOT, "{\"event\": \"progress\", \"phase\": \"%s\", \"map\": %.3f, \"reduce\": %.3f}%n",
           phase, job.mapProgress(), job.reduceProgress());
       Thread.sleep(1000);
     }
+    Runtime.getRuntime().removeShutdownHook(killer);
     if (!job.isSuccessful()) {
-      throw new IOException("the " + phase + " job failed: " + job.getStatus().getFailureInfo());
+      String failure = "the " + phase + " job (" + job.getJobID() + ") failed: " + job.getStatus().getFailureInfo();
+      String task = failedTask(job);
+      throw new IOException(task.isEmpty() ? failure : failure + "\n" + task);
     }
     StringBuilder counters = new StringBuilder();
     for (CounterGroup group : job.getCounters()) {
@@ -57,4 +109,35 @@ final class Jobs {
         phase, (System.nanoTime() - started) / 1e9, counters);
     return job;
   }
+
+  /** The last failed task attempt and the tail of what it reported (its exception), or "". */
+  private static String failedTask(Job job) {
+    try {
+      String last = "";
+      List<TaskCompletionEvent> events = new ArrayList<>();
+      for (int from = 0; ; ) {
+        TaskCompletionEvent[] batch = job.getTaskCompletionEvents(from, 100);
+        if (batch.length == 0) {
+          break;
+        }
+        events.addAll(Arrays.asList(batch));
+        from += batch.length;
+      }
+      for (TaskCompletionEvent event : events) {
+        if (event.getStatus() == TaskCompletionEvent.Status.FAILED
+            || event.getStatus() == TaskCompletionEvent.Status.TIPFAILED) {
+          String[] diagnostics = job.getTaskDiagnostics(event.getTaskAttemptId());
+          String text = diagnostics.length == 0 ? "" : diagnostics[diagnostics.length - 1];
+          String[] lines = text.split("\n");
+          last = "task " + event.getTaskAttemptId() + " failed; its log ends:\n"
+              + String.join("\n", Arrays.copyOfRange(lines, Math.max(0, lines.length - TAIL), lines.length));
+        }
+      }
+      return last;
+    } catch (IOException | InterruptedException e) {
+      return "";
+    }
+  }
+
+  private static final int TAIL = 20;
 }

@@ -39,7 +39,8 @@ import org.apache.hadoop.util.ToolRunner;
  *
  * <pre>
  *   generate --staging DIR --drawers T --fp2docs T --docs T --timestamp MS [--consult true|false]
- *   load     --staging DIR --drawers T --fp2docs T --docs T
+ *            [--upload LOCAL_DIR]   (the normalised input, copied to STAGING/input first: on a cluster)
+ *   load     --staging DIR --drawers T --fp2docs T --docs T [--remove-staging true]
  *   keys     (unsigned decimal fingerprints on stdin -> their 10 drawer keys in hex, for the codec test)
  * </pre>
  *
@@ -107,7 +108,13 @@ public final class Main extends Configured implements Tool {
     conf.set(DocsJob.DOCS_TABLE, need(opts, "docs"));
     // Partition files and HBase's staging go beside the HFiles, not to /user/<name> at the root.
     conf.setIfUnset("hbase.fs.tmp.dir", new Path(staging, "tmp").toString());
-    FileSystem fs = staging.getFileSystem(conf);
+    FileSystem fs = Jobs.writable(staging, conf);
+    if (opts.containsKey("upload") && !fs.exists(new Path(staging, "uploaded-input"))) {
+      Path input = new Path(staging, "input");
+      fs.delete(input, true); // a copy cut short
+      fs.copyFromLocalFile(false, true, new Path(new java.io.File(opts.get("upload")).toURI()), input);
+      fs.create(new Path(staging, "uploaded-input")).close();
+    }
     try (Connection connection = ConnectionFactory.createConnection(conf)) {
       Path winners = new Path(staging, DocsJob.WINNERS);
       if (!fs.exists(new Path(staging, "generated-docs"))) {
@@ -220,6 +227,9 @@ public final class Main extends Configured implements Tool {
         out.printf(Locale.ROOT, "{\"event\": \"loaded\", \"phase\": \"%s\", \"files\": %d, \"seconds\": %.3f}%n",
             phase, files, (System.nanoTime() - started) / 1e9);
       }
+    }
+    if (Boolean.parseBoolean(opts.getOrDefault("remove-staging", "false"))) {
+      fs.delete(staging, true);
     }
     return 0;
   }

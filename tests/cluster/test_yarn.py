@@ -1,0 +1,319 @@
+"""`hfile-load` and `clusters` on the cluster's YARN (`--runner yarn`), submitted from this machine as any
+client of the cluster would: with the configuration copied out of a container (`--conf-dir`), the project's
+own jars, no `hadoop` or `hbase` launcher script, and the HBase jars shipped with each job.  The host reaches
+the containers by address; a hosts file names them for the client's JVM (the cluster's DNS, for a client
+outside it).
+
+- hfile-load: its HFiles staged on HDFS, made by tasks in YARN containers, bulk-loaded into tables whose
+  regions are on both region servers; a NodeManager running its tasks is killed mid-job.  The three tables
+  must hold exactly what `bulk-load` (Thrift) stores for the same input, which the local runner is held to
+  in tests/integration/test_hfile_load.py, and a server replica must answer from them.
+- clusters: interrupted after its first phase (its YARN application killed with it), then run again, which
+  resumes from the finished phases; its pairs and clusters must be exactly brute force's."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import happybase
+import numpy as np
+import pytest
+
+from simhash_client import SimHashClient
+from simhash_server.index.config import StoreConfig
+from simhash_server.index.store import IndexStore
+from simhash_server.index.writes import ENTRY_PREFIX
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
+from truth import brute_pairs, digest, expected_clusters, mixed_input, plant, read_parts, unescape
+
+CLI = str(Path(sys.executable).with_name("simhash-index"))
+HOSTS = (
+    "zookeeper",
+    "namenode",
+    "datanode",
+    "master",
+    "regionserver1",
+    "regionserver2",
+    "thrift",
+    "resourcemanager",
+    "nodemanager1",
+    "nodemanager2",
+)
+STAGING = "hdfs://namenode:8020/simhash-tests"
+BUDGET = 2_000  # comparisons per task: the hot prefix group is cut into tiles
+
+
+@dataclass
+class YarnClient:
+    cluster: object
+    conf: Path
+    hosts_file: Path
+    addresses: dict[str, str]
+
+    def env(self, prefix: str) -> dict[str, str]:
+        return {
+            **self.cluster.env,  # type: ignore[attr-defined]
+            "SIMHASH_HBASE_HOST": "127.0.0.1",
+            "SIMHASH_HBASE_THRIFT_PORT": str(self.cluster.thrift_port),  # type: ignore[attr-defined]
+            "SIMHASH_HBASE_THRIFT2_PORT": str(self.cluster.thrift2_port),  # type: ignore[attr-defined]
+            "SIMHASH_TABLE_PREFIX": prefix,
+            "JAVA_TOOL_OPTIONS": f"-Djdk.net.hosts.file={self.hosts_file}",
+            # HDFS's simple authentication: the cluster's daemons run as hbase, and so do its jobs here.
+            "HADOOP_USER_NAME": "hbase",
+        }
+
+    def command(self, command: str, *args: str) -> list[str]:
+        return [CLI, command, *args, "--runner", "yarn", "--conf-dir", str(self.conf)]
+
+    def store(self, prefix: str) -> IndexStore:
+        config = StoreConfig(
+            host="127.0.0.1",
+            thrift_port=self.cluster.thrift_port,  # type: ignore[attr-defined]
+            thrift2_port=self.cluster.thrift2_port,  # type: ignore[attr-defined]
+            table_prefix=prefix,
+            timeout_ms=60_000,
+        )
+        return IndexStore(config)
+
+    def schema(self, prefix: str, *args: str) -> None:
+        done = subprocess.run([CLI, "schema", "apply", *args], env=self.env(prefix), capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+
+    def refresh(self) -> None:
+        """Each container's address on the cluster's network (a restarted one may get another)."""
+        network = f"{self.cluster.project}_default"  # type: ignore[attr-defined]
+        for host in HOSTS:
+            name = self.cluster.container(host)  # type: ignore[attr-defined]
+            shown = self.cluster.docker(  # type: ignore[attr-defined]
+                "inspect", "-f", f'{{{{(index .NetworkSettings.Networks "{network}").IPAddress}}}}', name
+            )
+            self.addresses[host] = shown.stdout.strip()
+        lines = [f"{ip} {host}" for host, ip in self.addresses.items()]
+        lines.append(f"127.0.0.1 localhost {socket.gethostname()}")
+        self.hosts_file.write_text("\n".join(lines) + "\n")
+
+    def applications(self) -> list[dict[str, object]]:
+        """Every application the ResourceManager knows (its REST API)."""
+        url = f"http://{self.addresses['resourcemanager']}:8088/ws/v1/cluster/apps"
+        with urllib.request.urlopen(url, timeout=10) as reply:
+            return (json.load(reply).get("apps") or {}).get("app") or []
+
+
+@pytest.fixture(scope="module")
+def yarn(cluster, tmp_path_factory) -> YarnClient:
+    home = tmp_path_factory.mktemp("yarn-client")
+    # The cluster's client configuration, copied out as a user copies it from a gateway node.
+    cluster.docker("cp", f"{cluster.container('resourcemanager')}:/data/conf", str(home / "conf"))
+    client = YarnClient(cluster, home / "conf", home / "hosts", {})
+    client.refresh()
+    return client
+
+
+def until(condition: Callable[[], bool], what: str, seconds: float = 300) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"{what}: not within {seconds:.0f} s"
+        time.sleep(0.5)  # between checks of the condition
+
+
+def cells(cluster, prefix: str) -> dict[str, list[tuple[bytes, bytes, bytes]]]:
+    """Every cell of the index's three tables, but the docs rows' writer entries (only live writers leave
+    them: tests/integration/test_hfile_load.py)."""
+    conn = happybase.Connection("127.0.0.1", cluster.thrift_port, timeout=120_000)
+    try:
+        return {
+            table: [
+                (row, column, value)
+                for row, data in conn.table(f"{prefix}_{table}").scan(batch_size=5000)
+                for column, value in sorted(data.items())
+                if table != "docs" or not column.startswith(ENTRY_PREFIX)
+            ]
+            for table in ("drawers", "fp2docs", "docs")
+        }
+    finally:
+        conn.close()
+
+
+def spread(yarn: YarnClient, *tables: str) -> None:
+    """Regions of ``tables`` moved to both region servers in turn (spread.jsh: HBase's Admin.move)."""
+    lib = Path(__file__).resolve().parents[2] / "deploy" / "hbase-local" / "target" / "lib"
+    done = subprocess.run(
+        [
+            "jshell",
+            f"-R-Djdk.net.hosts.file={yarn.hosts_file}",
+            f"-R-Dtables={','.join(tables)}",
+            "-R-Dlog4j2.configurationFile=" + str(yarn.conf / "log4j2.properties"),
+            "--class-path",
+            f"{yarn.conf}:{lib}/*",
+            str(Path(__file__).with_name("spread.jsh")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0 and done.stdout.count("spread ") == len(tables), done.stdout[-2000:]
+
+
+def region_servers(cluster, table: str) -> set[str]:
+    conn = happybase.Connection("127.0.0.1", cluster.thrift_port, timeout=60_000)
+    try:
+        return {region["server_name"].decode() for region in conn.table(table).regions()}
+    finally:
+        conn.close()
+
+
+def task_running(cluster, host: str) -> bool:
+    """Whether a MapReduce task or application master runs in the NodeManager's container."""
+    top = cluster.docker("top", cluster.container(host), "-o", "pid,args").stdout
+    return "YarnChild" in top or "MRAppMaster" in top
+
+
+def test_hfile_load_on_yarn_stores_what_bulk_load_stores_with_a_nodemanager_killed_mid_job(
+    cluster, yarn: YarnClient, tmp_path: Path
+) -> None:
+    source = tmp_path / "mixed.jsonl"
+    mixed_input(source, seed=42, docs=6000, records=20_000, shared=2000)
+    yarn.schema("bythrift")
+    yarn.schema("byyarn", "--regions", "4")
+    spread(yarn, "byyarn_drawers", "byyarn_fp2docs", "byyarn_docs")
+    assert region_servers(cluster, "byyarn_drawers") == {"regionserver1", "regionserver2"}
+    assert region_servers(cluster, "byyarn_fp2docs") | region_servers(cluster, "byyarn_docs") == {
+        "regionserver1",
+        "regionserver2",
+    }
+
+    by_thrift = subprocess.run(
+        [CLI, "bulk-load", str(source), "--rejects", str(tmp_path / "a.rejects"), "--quiet"],
+        env=yarn.env("bythrift"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert by_thrift.returncode == 3, by_thrift.stderr  # 3: loaded, with the one bad line rejected
+
+    staging = f"{STAGING}/hfile-load"
+    args = [str(source), "--staging", str(tmp_path / "staging"), "--rejects", str(tmp_path / "b.rejects")]
+    load = subprocess.Popen(
+        [*yarn.command("hfile-load", *args, "--staging-uri", staging), "--quiet"],
+        env=yarn.env("byyarn"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        until(lambda: task_running(cluster, "nodemanager1") or load.poll() is not None, "a task on nodemanager1")
+        assert load.poll() is None, "the load ended before any task ran on nodemanager1"
+        cluster.docker("kill", cluster.container("nodemanager1"))
+        killed = time.monotonic()
+        stdout, stderr = load.communicate(timeout=900)
+    finally:
+        if load.poll() is None:
+            load.kill()
+    cluster.record("hfile-load on YARN, seconds after a NodeManager was killed", time.monotonic() - killed)
+    assert load.returncode == 3, stderr[-3000:]
+    assert "loaded" in stdout and "rejected 1" in stdout
+    assert (tmp_path / "a.rejects").read_text().split("\t")[1:] == (tmp_path / "b.rejects").read_text().split("\t")[1:]
+
+    expected, got = cells(cluster, "bythrift"), cells(cluster, "byyarn")
+    # bulk-load writes records in input order, so an id indexed again elsewhere leaves its first fingerprint's
+    # drawer rows behind when no other document has it (gc's orphans); hfile-load meets an id's records first.
+    live = {row for row, _, _ in expected["fp2docs"]}
+    orphans = [cell for cell in expected["drawers"] if cell[0][5:] not in live]
+    expected["drawers"] = [cell for cell in expected["drawers"] if cell[0][5:] in live]
+    differ = {
+        table: (len(set(got[table]) - set(expected[table])), len(set(expected[table]) - set(got[table])))
+        for table in expected
+        if digest(got[table]) != digest(expected[table])
+    }
+    assert differ == {}, f"(extra, lacking) cells per table: {differ}; { ({t: len(c) for t, c in expected.items()}) }"
+    assert len(expected["docs"]) < 20_000 and len(expected["drawers"]) < 10 * len(expected["docs"])  # repeats, sharing
+    assert 0 < len(orphans) < len(expected["drawers"]) // 10
+
+    # A replica of the loaded index answers as the Thrift-loaded index's store does.
+    cluster.docker("start", cluster.container("nodemanager1"))
+    port = socket.socket()
+    port.bind(("127.0.0.1", 0))
+    address = f"127.0.0.1:{port.getsockname()[1]}"
+    port.close()
+    replica = subprocess.Popen(
+        [CLI, "serve", "--address", address, "--metrics-address", "", "--warmup-queries", "0"],
+        env=yarn.env("byyarn"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        rng = random.Random(5)
+        fingerprints = [int.from_bytes(value, "big") for _, column, value in expected["docs"] if column == b"d:fp"]
+        stored = rng.sample(fingerprints, 40)
+        with SimHashClient(address, retries=0) as client, yarn.store("bythrift") as reference:
+            client.wait_until_serving(timeout=120)
+            for fp in stored:
+                probe = fp ^ (1 << rng.randrange(64))
+                want = [(h.doc_id, h.fingerprint, h.distance) for h in reference.query(probe, limit=50)]
+                assert want
+                assert [(h.doc_id, h.simhash, h.distance) for h in client.query(simhash=probe, limit=50)] == want
+    finally:
+        replica.terminate()
+        replica.wait(timeout=60)
+    cluster.healthy("nodemanager1")
+    yarn.refresh()
+
+
+def test_clusters_on_yarn_resume_after_an_interruption_and_equal_brute_force(
+    cluster, yarn: YarnClient, tmp_path: Path
+) -> None:
+    planted = plant(3000, seed=20261126, hot=400)
+    prefix = "yarnclusters"
+    yarn.schema(prefix)
+    with yarn.store(prefix) as store:
+        store.index_many(list(planted.documents.items()))
+        store.delete(sorted(planted.deleted))
+    live = {doc: fp for doc, fp in planted.documents.items() if doc not in planted.deleted}
+    output = tmp_path / "out"
+    command = yarn.command(
+        "clusters", str(output), "--staging-uri", f"{STAGING}/clusters", "--budget", str(BUDGET), "--fetch-output"
+    )
+    finished = output / "work" / "finished.json"
+
+    first = subprocess.Popen(command, env=yarn.env(prefix), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        until(lambda: finished.exists() or first.poll() is not None, "the first phase of clusters")
+        assert first.poll() is None, first.communicate()[1][-3000:]
+        first.send_signal(signal.SIGINT)  # as Ctrl-C: the job under way is killed with its submitter
+        first.communicate(timeout=120)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode != 0
+    assert list(json.loads(finished.read_text())["phases"]) == ["pairs"]
+
+    second = subprocess.run(command, env=yarn.env(prefix), capture_output=True, text=True, timeout=1800)
+    assert second.returncode == 0, second.stderr[-3000:]
+
+    apps = [app for app in yarn.applications() if str(app["name"]).startswith("simhash-index clusters")]
+    runs = [str(app["name"]).removeprefix("simhash-index clusters: ").split(" ")[0] for app in apps]
+    assert runs.count("pairs") == 1, runs  # resumed: the finished phase did not run again
+    assert any(app["state"] == "KILLED" for app in apps), [(a["name"], a["state"]) for a in apps]
+
+    fps = np.unique(np.fromiter(live.values(), dtype=np.uint64, count=len(live)))
+    truth = brute_pairs(fps, 3)
+    found = {(int(a, 16), int(b, 16)) for a, b, _ in read_parts(output / "pairs")}
+    assert found == truth
+    assert len(truth) > 300  # the planted clusters are there
+    got = {unescape(doc): unescape(cluster_id) for doc, cluster_id in read_parts(output / "clusters")}
+    assert got == expected_clusters(live, truth)
+    summary = json.loads((output / "summary.json").read_text())
+    assert summary["tiles"] > 1 and summary["pairs"] == len(truth)
+    assert summary["largest_clusters"]  # the tables came back from the cluster's filesystem
