@@ -10,7 +10,7 @@ MAPREDUCE_JAR := server/mapreduce/target/simhash-mapreduce.jar
 YARN_JARS := deploy/yarn/target/lib/.complete
 PYTEST_ARGS ?=
 
-.PHONY: run stop test java-test proto-lint test-containers test-cluster test-yarn cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
+.PHONY: run stop test java-test proto-lint test-containers test-cluster cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
 	eval soak bench golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
@@ -44,18 +44,13 @@ test-containers: install images
 	$(CONTAINER_ENV) SIMHASH_TEST_HBASE=container $(BIN)/python -m pytest tests/integration \
 		$(foreach t,$(ENGINE_AGNOSTIC),--ignore=tests/integration/$(t).py) $(PYTEST_ARGS)
 
-# The distributed cluster (deploy/cluster.yaml: HDFS, ZooKeeper, HMaster, 2 region servers, Thrift, 2 replicas)
-# on a stack of its own: a region server killed under load, regions moved, a replica restarted, the HMaster
-# killed, ZooKeeper and the NameNode restarted, a replica cut off from HBase.  Recovery times land in
-# var/cluster-results.json.  About 8 minutes.
+# The distributed cluster (deploy/cluster.yaml: HDFS, ZooKeeper, HMaster, 2 region servers, Thrift, YARN,
+# 2 replicas) on a stack of its own: a region server killed under load, regions moved, a replica restarted,
+# the HMaster killed, ZooKeeper and the NameNode restarted, a replica cut off from HBase; then hfile-load and
+# clusters submitted to its YARN (a NodeManager killed mid-job, a Ctrl-C and a resume).  Recovery times
+# land in var/cluster-results.json.
 test-cluster: install images
-	$(BIN)/python -m pytest tests/cluster --ignore=tests/cluster/test_yarn.py $(PYTEST_ARGS)
-	@cat var/cluster-results.json
-
-# hfile-load and clusters submitted to the cluster's YARN (tests/cluster/test_yarn.py): about 17 minutes,
-# so not part of test-cluster or .ci/run yet.
-test-yarn: install images
-	$(BIN)/python -m pytest tests/cluster/test_yarn.py $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/cluster $(PYTEST_ARGS)
 	@cat var/cluster-results.json
 
 COMPOSE = $(shell docker compose version >/dev/null 2>&1 && echo docker compose || echo docker-compose)

@@ -71,6 +71,11 @@ def write_yarn_config(conf: Path, data: Path, lib: Path, resourcemanager: str) -
                 # A NodeManager silent this long is lost, and its tasks run again elsewhere (the default, 10
                 # minutes, is for clusters that would rather wait than redo work).
                 "yarn.nm.liveness-monitor.expiry-interval-ms": "20000",
+                # How long an application master keeps trying a NodeManager it cannot reach, to start or stop
+                # a container there: with the default, 3 minutes, a job whose node died finished its work and
+                # then waited 4 minutes to stop containers on the dead node before it returned.
+                "yarn.client.nodemanager-connect.max-wait-ms": "20000",
+                "yarn.client.nodemanager-connect.retry-interval-ms": "2000",
                 "yarn.application.classpath": classpath,
             },
             "written by simhash_deploy.yarn",

@@ -287,25 +287,42 @@ def test_clusters_on_yarn_resume_after_an_interruption_and_equal_brute_force(
     )
     finished = output / "work" / "finished.json"
 
+    def ours() -> list[tuple[str, str, str]]:
+        """(phase, state, final status) of each clusters application the ResourceManager knows: a MapReduce
+        job killed through its application master ends FINISHED, with the final status KILLED."""
+        apps = [app for app in yarn.applications() if str(app["name"]).startswith("simhash-index clusters: ")]
+        return [
+            (str(app["name"]).split(": ", 1)[1].split(" ")[0], str(app["state"]), str(app["finalStatus"]))
+            for app in apps
+        ]
+
     first = subprocess.Popen(command, env=yarn.env(prefix), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        until(lambda: finished.exists() or first.poll() is not None, "the first phase of clusters")
+        # Interrupted while the phase after pairs runs on the cluster: its application dies with the submitter.
+        until(
+            lambda: (
+                any(phase != "pairs" and state == "RUNNING" for phase, state, _ in ours()) or first.poll() is not None
+            ),
+            "a clusters phase after pairs running on YARN",
+        )
         assert first.poll() is None, first.communicate()[1][-3000:]
-        first.send_signal(signal.SIGINT)  # as Ctrl-C: the job under way is killed with its submitter
+        interrupted = {phase for phase, state, _ in ours() if state == "RUNNING"}
+        first.send_signal(signal.SIGINT)  # as Ctrl-C
         first.communicate(timeout=120)
     finally:
         if first.poll() is None:
             first.kill()
     assert first.returncode != 0
     assert list(json.loads(finished.read_text())["phases"]) == ["pairs"]
+    # The submitter has exited: the application it was running is killed, none goes on without it.
+    states = ours()
+    assert [final for phase, _, final in states if phase in interrupted] == ["KILLED"], states
+    assert all(state in ("FINISHED", "KILLED") for _, state, _ in states), states
 
     second = subprocess.run(command, env=yarn.env(prefix), capture_output=True, text=True, timeout=1800)
     assert second.returncode == 0, second.stderr[-3000:]
-
-    apps = [app for app in yarn.applications() if str(app["name"]).startswith("simhash-index clusters")]
-    runs = [str(app["name"]).removeprefix("simhash-index clusters: ").split(" ")[0] for app in apps]
+    runs = [phase for phase, _, _ in ours()]
     assert runs.count("pairs") == 1, runs  # resumed: the finished phase did not run again
-    assert any(app["state"] == "KILLED" for app in apps), [(a["name"], a["state"]) for a in apps]
 
     fps = np.unique(np.fromiter(live.values(), dtype=np.uint64, count=len(live)))
     truth = brute_pairs(fps, 3)

@@ -7,6 +7,7 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -181,6 +182,7 @@ public final class ClustersMain extends Configured implements Tool {
     job.setReducerClass(PairsJob.Tiles.class);
     job.setOutputKeyClass(FpPair.class);
     job.setOutputValueClass(ByteWritable.class);
+    // Never one task: a hot group is few bytes and many comparisons, which its tiles spread over reducers.
     Jobs.run(job, "tiles", out);
   }
 
@@ -217,6 +219,7 @@ public final class ClustersMain extends Configured implements Tool {
     job.setOutputKeyClass(LongWritable.class);
     job.setOutputValueClass(LongWritable.class);
     MultipleOutputs.addNamedOutput(job, JoinJob.PAIRS, TextOutputFormat.class, Text.class, Text.class);
+    Jobs.small(job, parts(join));
     Jobs.run(job, "confirm", out);
   }
 
@@ -255,6 +258,7 @@ public final class ClustersMain extends Configured implements Tool {
     job.setReducerClass(large ? StarsJob.LargeStar.class : StarsJob.SmallStar.class);
     job.setOutputKeyClass(LongWritable.class);
     job.setOutputValueClass(LongWritable.class);
+    Jobs.small(job, Arrays.stream(input).map(ClustersMain::parts).toArray(Path[]::new));
     Jobs.run(job, phase, out);
     long changes = job.getCounters().findCounter(PairsJob.COUNTERS, StarsJob.CHANGES).getValue();
     try (OutputStream o = fs.create(marker)) {
@@ -274,6 +278,7 @@ public final class ClustersMain extends Configured implements Tool {
     job.setReducerClass(LabelJob.Assign.class);
     job.setOutputKeyClass(RootDoc.class);
     job.setOutputValueClass(LongWritable.class);
+    Jobs.small(job, parts(stars), parts(members));
     Jobs.run(job, "assign", out);
   }
 
@@ -293,6 +298,7 @@ public final class ClustersMain extends Configured implements Tool {
     job.setOutputValueClass(Text.class);
     MultipleOutputs.addNamedOutput(job, LabelJob.SIZES, TextOutputFormat.class, Text.class, Text.class);
     MultipleOutputs.addNamedOutput(job, LabelJob.LARGEST, TextOutputFormat.class, Text.class, Text.class);
+    Jobs.small(job, parts(assign));
     Jobs.run(job, "label", out);
   }
 

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hbase.mapreduce.TableMapReduceUtil;
@@ -16,6 +17,7 @@ import org.apache.hadoop.mapreduce.Counter;
 import org.apache.hadoop.mapreduce.CounterGroup;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.MRConfig;
+import org.apache.hadoop.mapreduce.MRJobConfig;
 import org.apache.hadoop.mapreduce.TaskCompletionEvent;
 
 /**
@@ -64,27 +66,71 @@ final class Jobs {
     }
   }
 
+  /** The input size (bytes) under which a YARN job runs as one uber task: {@link #small}. */
+  static final String SMALL_INPUT = "simhash.small-input-bytes";
+
+  /**
+   * On YARN, a job whose input (the files ``inputs`` match) is under {@link #SMALL_INPUT} (32 MiB unless set)
+   * runs as Hadoop's uber task: its maps, then one reducer, inside the application master's JVM.  The late
+   * rounds of {@code clusters} are such jobs, and a container each for their maps and reducers cost more
+   * than their work.  Returns whether it did.
+   */
+  static boolean small(Job job, Path... inputs) throws IOException {
+    Configuration conf = job.getConfiguration();
+    if (!onYarn(conf)) {
+      return false;
+    }
+    long bytes = 0;
+    for (Path input : inputs) {
+      FileStatus[] files = input.getFileSystem(conf).globStatus(input);
+      for (FileStatus file : files == null ? new FileStatus[0] : files) {
+        bytes += file.getLen();
+      }
+    }
+    if (bytes >= conf.getLong(SMALL_INPUT, 32L << 20)) {
+      return false;
+    }
+    job.setNumReduceTasks(1); // an uber job has at most one reducer
+    conf.setBoolean(MRJobConfig.JOB_UBERTASK_ENABLE, true);
+    // Its tasks live in the master's container: Hadoop refuses the uber mode for tasks asking for more.
+    int master = conf.getInt(MRJobConfig.MR_AM_VMEM_MB, MRJobConfig.DEFAULT_MR_AM_VMEM_MB);
+    conf.setInt(MRJobConfig.MAP_MEMORY_MB, Math.min(conf.getInt(MRJobConfig.MAP_MEMORY_MB, master), master));
+    conf.setInt(MRJobConfig.REDUCE_MEMORY_MB, Math.min(conf.getInt(MRJobConfig.REDUCE_MEMORY_MB, master), master));
+    conf.setInt(MRJobConfig.IO_SORT_MB, Math.min(conf.getInt(MRJobConfig.IO_SORT_MB, 100), 64)); // one heap
+    return true;
+  }
+
   static Job run(Job job, String phase, PrintStream out) throws Exception {
     long started = System.nanoTime();
     if (onYarn(job.getConfiguration())) {
       // HBase's jars (and the pure-Java codecs the HFiles and map outputs use) go with the job through the
-      // distributed cache, as HBase's own tools ship them; the cluster needs none installed.
+      // distributed cache, as HBase's own tools ship them (the cluster needs none installed), each uploaded
+      // once for all jobs.
       TableMapReduceUtil.addDependencyJars(job);
       TableMapReduceUtil.addDependencyJarsForClasses(job.getConfiguration(),
           org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec.class,
           io.airlift.compress.lz4.Lz4Compressor.class);
+      SharedJars.share(job);
     }
-    job.submit();
+    // The hook is in place before the submission starts, and waits for one under way to end: a submitter
+    // stopped while uploading its job's files must still kill what it submitted, not leave it running.
+    Object submission = new Object();
     Thread killer = new Thread(() -> {
-      try {
-        if (!job.isComplete()) {
-          job.killJob(); // the submitter was stopped: its job must not run on, half-owned
+      synchronized (submission) {
+        try {
+          if (job.getJobID() != null && !job.isComplete()) {
+            job.killJob(); // the submitter was stopped: its job must not run on, half-owned
+            System.err.println("killed " + job.getJobID());
+          }
+        } catch (IOException | IllegalStateException e) {
+          System.err.println("could not kill " + job.getJobID() + ": " + e);
         }
-      } catch (IOException e) {
-        System.err.println("could not kill " + job.getJobID() + ": " + e);
       }
     });
     Runtime.getRuntime().addShutdownHook(killer);
+    synchronized (submission) {
+      job.submit();
+    }
     while (!job.isComplete()) {
       out.printf(Locale.ROOT, "{\"event\": \"progress\", \"phase\": \"%s\", \"map\": %.3f, \"reduce\": %.3f}%n",
           phase, job.mapProgress(), job.reduceProgress());

@@ -1,0 +1,68 @@
+package io.simhashindex.hfile;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.stream.Stream;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.mapreduce.Job;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Jobs share one uploaded copy of each jar, named by its content (here on Hadoop's local filesystem). */
+class SharedJarsTest {
+  @TempDir Path tmp;
+
+  private Job job(Path... jars) throws Exception {
+    Configuration conf = new Configuration(false);
+    conf.set("fs.defaultFS", "file:///");
+    conf.set("yarn.app.mapreduce.am.staging-dir", tmp.resolve("staging").toString());
+    conf.setStrings("tmpjars", Arrays.stream(jars).map(p -> p.toUri().toString()).toArray(String[]::new));
+    return Job.getInstance(conf);
+  }
+
+  private static Path write(Path path, String text) throws java.io.IOException {
+    return Files.write(path, text.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static String read(String path) throws java.io.IOException {
+    return new String(Files.readAllBytes(java.nio.file.Paths.get(path)), StandardCharsets.UTF_8);
+  }
+
+  private String[] shipped(Job job) {
+    return job.getConfiguration().getStrings("mapreduce.job.classpath.files");
+  }
+
+  @Test
+  void twoJobsShareOneCopyAndAChangedJarGetsANewOne() throws Exception {
+    Path a = write(tmp.resolve("a.jar"), "first");
+    Path b = write(tmp.resolve("b.jar"), "second");
+    Job first = job(a, b);
+    SharedJars.share(first);
+    Job second = job(a, b);
+    SharedJars.share(second);
+
+    assertNull(first.getConfiguration().get("tmpjars")); // Hadoop uploads nothing more per job
+    assertEquals(2, shipped(first).length);
+    assertArrayEquals(shipped(first), shipped(second));
+    String user = UserGroupInformation.getCurrentUser().getShortUserName();
+    try (Stream<Path> files = Files.list(tmp.resolve("staging").resolve(user).resolve(SharedJars.DIRECTORY))) {
+      assertEquals(2, files.filter(p -> !p.getFileName().toString().endsWith(".crc")).count());
+    }
+    assertEquals("first", read(shipped(first)[0].replaceFirst("^file:", "")));
+
+    write(a, "rebuilt");
+    Job third = job(a, b);
+    SharedJars.share(third);
+    assertNotEquals(shipped(first)[0], shipped(third)[0]);
+    assertEquals(shipped(first)[1], shipped(third)[1]);
+    assertEquals("rebuilt", read(shipped(third)[0].replaceFirst("^file:", "")));
+  }
+}
