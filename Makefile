@@ -36,13 +36,16 @@ java-test: | deps
 # the HBase image through testcontainers.  No registry here: Ryuk, testcontainers' reaper, cannot be pulled
 # (the fixtures remove their containers themselves), and /.dockerenv misleads its guess of the host.
 # The rerun leaves out what does not depend on which HBase answers (packaging, the Go client, README's
-# examples, TLS and tokens): `make test` runs those, and CI's time goes to the engine.
+# examples, TLS and tokens), and the three loaders and jobs test-cluster runs on the same image's HBase
+# (bulk-load, hfile-load and clusters, there on YARN, checked cell by cell and against brute force):
+# `make test` runs those on the launcher's HBase, and CI's time goes to what only this rerun checks.
 CONTAINER_ENV := TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_CONNECTION_MODE=docker_host
 ENGINE_AGNOSTIC := test_installed_package test_go_client test_readme test_security
+ON_THE_CLUSTER := test_bulk_load test_hfile_load test_clusters
 test-containers: install images
 	$(CONTAINER_ENV) $(BIN)/python -m pytest tests/containers $(PYTEST_ARGS)
 	$(CONTAINER_ENV) SIMHASH_TEST_HBASE=container $(BIN)/python -m pytest tests/integration \
-		$(foreach t,$(ENGINE_AGNOSTIC),--ignore=tests/integration/$(t).py) $(PYTEST_ARGS)
+		$(foreach t,$(ENGINE_AGNOSTIC) $(ON_THE_CLUSTER),--ignore=tests/integration/$(t).py) $(PYTEST_ARGS)
 
 # The distributed cluster (deploy/cluster.yaml: HDFS, ZooKeeper, HMaster, 2 region servers, Thrift, YARN,
 # 2 replicas) on a stack of its own: a region server killed under load, regions moved, a replica restarted,
