@@ -1,8 +1,9 @@
 """Writers of one document id on different replicas, interleaved every way (pure: HBase's cells as a model
 with timestamps, delete markers and per-row atomic mutations).
 
-Whatever the interleaving and whichever writers pick the same millisecond, once they have all returned the
-document is stored exactly once: its fp2docs column at the fingerprint its record names, and nowhere else."""
+Whatever the interleaving, whichever writers pick the same millisecond, and whatever time the documents are
+dated (``indexed_at``, even before the id's last delete), once they have all returned the document is stored
+exactly once: its fp2docs column at the fingerprint its record names, and nowhere else."""
 
 from __future__ import annotations
 
@@ -20,10 +21,10 @@ from simhash_server.index.writes import (
     Record,
     Step,
     delete_steps,
+    doc_stamps,
     index_steps,
     read_record,
     settle,
-    write_stamp,
 )
 
 pytestmark = pytest.mark.unit
@@ -73,10 +74,12 @@ class Cells:
         return {DOC: read_record(self.row("docs", DOC))}
 
 
-def writer(cells: Cells, target: int | None, now: int, n: int, late_tail: bool) -> Iterator[None]:
-    """IndexStore._guarded for one document, one HBase call per step (``target`` None: a delete).  The steps
-    after the docs step go beside the second read, so they may land before it or, ``late_tail``, after the
-    settling deletes."""
+def writer(
+    cells: Cells, target: int | None, now: int, n: int, late_tail: bool, seen: int | None = None
+) -> Iterator[None]:
+    """IndexStore._guarded for one document, one HBase call per step (``target`` None: a delete), dated
+    ``seen`` (None: now).  The steps after the docs step go beside the second read, so they may land before it
+    or, ``late_tail``, after the settling deletes."""
     entry = ENTRY_PREFIX + bytes([n]) * 8
     before = cells.record()
     yield
@@ -87,24 +90,27 @@ def writer(cells: Cells, target: int | None, now: int, n: int, late_tail: bool) 
     else:
         steps = index_steps({DOC: target}, {DOC: b"sketch-%d" % n}, before, entry, now)
     split = 1 + max(n for n, step in enumerate(steps) if step.table == "docs")
-    floor = list(before.values())
-    for _ in range(20):
-        stamp = write_stamp(floor, now)
+    floor = before
+    dated: dict[bytes, int | None] = {DOC: seen if target is not None else None}
+    for attempt in range(20):
+        stamp = doc_stamps(floor, dated, now, spread=8 * attempt)[DOC]
         for step in steps[:split] if late_tail else steps:
-            cells.apply(step, stamp)
+            cells.apply(step, max(now, stamp) if step.table == "drawers" else stamp)
             yield
         after = cells.record()
         yield
-        tie, doomed = settle(before, after, entry, stamp)
-        for row, column, at in doomed:
+        settled = settle(before, after, entry, {DOC: stamp})
+        for row, column, at in settled.doomed:
             cells.delete("fp2docs", row, column, at)
         yield
         for step in steps[split:] if late_tail else []:
             cells.apply(step, stamp)
             yield
-        if not tie:
+        if not settled.tie and not settled.masked:
             return
-        floor = list(after.values())
+        if settled.masked:
+            dated = {DOC: None}
+        floor = after
     raise AssertionError("a writer kept tying")
 
 
@@ -121,16 +127,32 @@ def stored_once(cells: Cells) -> int | None:
 
 FPS = (0x1111, 0x2222, 0x3333)
 writers = st.lists(
-    st.tuples(st.sampled_from((*FPS, None)), st.integers(1000, 1001), st.booleans()), min_size=2, max_size=3
+    st.tuples(
+        st.sampled_from((*FPS, None)), st.integers(1000, 1001), st.booleans(), st.sampled_from((None, 300, 1000))
+    ),
+    min_size=2,
+    max_size=3,
 )
+DELETED = -1  # a start: indexed at 500, deleted at 600, its delete's entry pruned at 700 (gc): only markers left
 
 
-def run(start: int | None, plan: list[tuple[int | None, int, bool]], schedule: list[int]) -> Cells:
+def start_cells(start: int | None) -> Cells:
     cells = Cells()
     if start is not None:
-        for step in index_steps({DOC: start}, {DOC: b"first"}, {}, ENTRY_PREFIX + b"\0" * 8):
+        for step in index_steps({DOC: FPS[0] if start == DELETED else start}, {DOC: b"first"}, {}, ENTRY_PREFIX):
             cells.apply(step, 500)
-    running = [writer(cells, target, now, n + 1, late) for n, (target, now, late) in enumerate(plan)]
+    if start == DELETED:
+        gone = ENTRY_PREFIX + b"\x09" * 8
+        for step in delete_steps(cells.record(), gone, 600):
+            cells.apply(step, 600)
+        cells.delete("docs", DOC, gone, 700)
+        cells.delete("docs", DOC, ENTRY_PREFIX, 700)
+    return cells
+
+
+def run(start: int | None, plan: list[tuple[int | None, int, bool, int | None]], schedule: list[int]) -> Cells:
+    cells = start_cells(start)
+    running = [writer(cells, target, now, n + 1, late, seen) for n, (target, now, late, seen) in enumerate(plan)]
     picks = iter(schedule)
     while running:
         current = running[next(picks, 0) % len(running)]
@@ -142,10 +164,25 @@ def run(start: int | None, plan: list[tuple[int | None, int, bool]], schedule: l
 
 
 @settings(max_examples=3000, deadline=None)
-@given(st.sampled_from((None, FPS[0])), writers, st.lists(st.integers(0, 5), max_size=60))
+@given(st.sampled_from((None, FPS[0], DELETED)), writers, st.lists(st.integers(0, 5), max_size=60))
 def test_any_interleaving_of_writers_of_one_id_stores_it_once(start, plan, schedule) -> None:
     fp = stored_once(run(start, plan, schedule))
-    assert fp in {start, *(target for target, _, _ in plan)}
+    assert fp in {start, *(target for target, _, _, _ in plan)}
+    if all(target is not None for target, _, _, _ in plan):
+        assert fp is not None, "every writer indexed, yet no record shows"
+
+
+@pytest.mark.parametrize("start", [None, FPS[0], DELETED])
+def test_a_dated_document_keeps_its_date_unless_its_row_is_newer(start) -> None:
+    """Dated 300: stored at 300 on a fresh id; after the row's cells of 500, at 501; after a delete at 600
+    whose entry is gone, its record would hide under the delete's markers, so it is written again at now."""
+    cells = start_cells(start)
+    for _ in writer(cells, FPS[1], 1000, 1, False, seen=300):
+        pass
+    assert stored_once(cells) == FPS[1]
+    stamp = cells.get("docs", DOC, FP_COLUMN)[1]
+    column = cells.get("fp2docs", fingerprint_row(FPS[1]), doc_column(DOC))
+    assert (stamp, column[1]) == {None: (300, 300), FPS[0]: (501, 501), DELETED: (1000, 1000)}[start]
 
 
 def test_without_settling_the_later_record_leaves_the_earlier_writers_column_behind() -> None:
@@ -163,8 +200,8 @@ def test_without_settling_the_later_record_leaves_the_earlier_writers_column_beh
     with pytest.raises(AssertionError, match="columns at"):
         stored_once(cells)
     for entry, stamp in ((early, 1000), (late, 1001)):
-        tie, doomed = settle(before, cells.record(), entry, stamp)
-        assert not tie
+        tie, doomed, masked = settle(before, cells.record(), entry, stamp)
+        assert not tie and not masked
         for row, column, at in doomed:
             cells.delete("fp2docs", row, column, at)
     assert stored_once(cells) == FPS[2]

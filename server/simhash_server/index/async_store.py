@@ -29,6 +29,7 @@ from simhash_server.index.model import (
     Probe,
     Verified,
     check_doc_id,
+    check_max_age,
     check_query,
     check_verified_query,
     keyed_documents,
@@ -62,6 +63,10 @@ class AsyncIndexStore:
         return self.store.recipe
 
     @property
+    def retention_seconds(self) -> int | None:
+        return self.store.retention_seconds
+
+    @property
     def tables(self) -> IndexTables:
         return self.store.tables
 
@@ -70,10 +75,17 @@ class AsyncIndexStore:
 
     # -- reads ----------------------------------------------------------------------------------------
     async def query(
-        self, fp: int, max_distance: int = MAX_DISTANCE, limit: int | None = None, deadline: float | None = None
+        self,
+        fp: int,
+        max_distance: int = MAX_DISTANCE,
+        limit: int | None = None,
+        deadline: float | None = None,
+        max_age_ms: int | None = None,
     ) -> list[Hit]:
         check_query(fp, max_distance)
-        return ranked(await self._nearby.submit(Probe(fp, max_distance, limit), deadline=deadline), limit)
+        check_max_age(max_age_ms)
+        probe = Probe(fp, max_distance, limit, max_age_ms)
+        return ranked(await self._nearby.submit(probe, deadline=deadline), limit)
 
     async def query_verified(
         self,
@@ -83,9 +95,12 @@ class AsyncIndexStore:
         max_distance: int = VERIFY_MAX_DISTANCE,
         limit: int | None = None,
         deadline: float | None = None,
+        max_age_ms: int | None = None,
     ) -> Verified:
         check_verified_query(fp, sketch, min_similarity, max_distance)
-        near = await self._nearby.submit(Probe.verified(fp, max_distance, limit), deadline=deadline)
+        check_max_age(max_age_ms)
+        probe = Probe.verified(fp, max_distance, limit, max_age_ms)
+        near = await self._nearby.submit(probe, deadline=deadline)
         return verified(near, sketch, min_similarity, limit)
 
     async def near(self, probe: Probe, deadline: float | None = None) -> list[Near]:
@@ -112,7 +127,7 @@ class AsyncIndexStore:
 
     # -- writes ---------------------------------------------------------------------------------------
     async def index_many(self, items: Iterable[Document | tuple[str, int]], deadline: float | None = None) -> int:
-        documents = keyed_documents(items)
+        documents = keyed_documents(items, self.store.retention_seconds)
         if documents:
             await self._writes.submit(documents, len(documents), deadline)
         return len(documents)

@@ -26,6 +26,8 @@ class Item:
     sketch: bytes
     max_distance: int
     floor: float | None  # None: unverified (a fingerprint without min_similarity)
+    indexed_at_ms: int | None = None  # the time it is stored with (None: the batch's)
+    max_age_ms: int | None = None  # only documents seen within this long count (None: any)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +37,12 @@ class Decision:
     stored: bool
 
 
-def _near_earlier(item: Item, earlier: Item) -> Near | None:
+def _near_earlier(item: Item, earlier: Item, now_ms: int) -> Near | None:
+    if (
+        item.max_age_ms is not None
+        and (now_ms if earlier.indexed_at_ms is None else earlier.indexed_at_ms) < now_ms - item.max_age_ms
+    ):
+        return None  # stored with a time outside the item's window: its query would not have read it
     distance = (item.fingerprint ^ earlier.fingerprint).bit_count()
     if distance > item.max_distance:
         return None
@@ -44,13 +51,14 @@ def _near_earlier(item: Item, earlier: Item) -> Near | None:
     return Near(earlier.doc_id, earlier.fingerprint, distance, earlier.sketch)
 
 
-def decide_in_order(items: Sequence[Item], found: Sequence[Sequence[Near]]) -> list[Decision]:
-    """Each item's decision; ``found[i]``: the stored documents item i's query read (before the batch)."""
+def decide_in_order(items: Sequence[Item], found: Sequence[Sequence[Near]], now_ms: int = 0) -> list[Decision]:
+    """Each item's decision; ``found[i]``: the stored documents item i's query read (before the batch, within
+    its window); ``now_ms``: the time the windows end (the batch's)."""
     stored: dict[str, Item] = {}  # id -> what the batch stored under it last
     decisions = []
     for item, near in zip(items, found, strict=True):
         candidates = [n for n in near if n.doc_id not in stored]  # rewritten by the batch: its own version counts
-        candidates += [n for earlier in stored.values() if (n := _near_earlier(item, earlier)) is not None]
+        candidates += [n for earlier in stored.values() if (n := _near_earlier(item, earlier, now_ms)) is not None]
         if item.floor is None:
             hits, below = ranked(candidates, None), 0
         else:

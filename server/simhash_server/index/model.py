@@ -7,6 +7,7 @@ one pass for the gRPC service.  A failed check raises InvalidArgument naming the
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -26,6 +27,8 @@ __all__ = [
     "Verified",
     "check_doc_id",
     "check_fingerprint",
+    "check_indexed_at",
+    "check_max_age",
     "check_max_distance",
     "check_min_similarity",
     "check_query",
@@ -47,25 +50,37 @@ MAX_DOC_ID_BYTES = 512
 VERIFY_DOCUMENTS_PER_HIT = 4
 
 
+# A document may be dated this far ahead of the server's clock (another machine's clock); later is refused, as
+# a write stamped in the future would push every later write of its id after it (writes.py).
+MAX_CLOCK_SKEW_MS = 60_000
+
+
 class Document(NamedTuple):
-    """What ``index_many`` stores; a plain ``(doc_id, fingerprint)`` pair is a document without a sketch."""
+    """What ``index_many`` stores; a plain ``(doc_id, fingerprint)`` pair is a document without a sketch.
+
+    ``indexed_at_ms``: when it was first seen, in milliseconds since the epoch (None: when it is written).
+    It becomes the HBase timestamp of the document's cells (writes.py), which is what ``max_age`` and the
+    index's retention (a TTL) look at."""
 
     doc_id: str
     fingerprint: int
     sketch: bytes = b""
+    indexed_at_ms: int | None = None
 
 
 class Probe(NamedTuple):
     """One lookup: documents within ``max_distance`` of ``fingerprint``, reading at most ``per_fingerprint``
-    documents (the first by id) of each nearby fingerprint (None: all)."""
+    documents (the first by id) of each nearby fingerprint (None: all), seen within the last ``max_age_ms``
+    milliseconds (None: any time)."""
 
     fingerprint: int
     max_distance: int
     per_fingerprint: int | None = None
+    max_age_ms: int | None = None
 
     @classmethod
-    def verified(cls, fingerprint: int, max_distance: int, limit: int | None) -> Probe:
-        return cls(fingerprint, max_distance, None if limit is None else limit * VERIFY_DOCUMENTS_PER_HIT)
+    def verified(cls, fingerprint: int, max_distance: int, limit: int | None, max_age_ms: int | None = None) -> Probe:
+        return cls(fingerprint, max_distance, None if limit is None else limit * VERIFY_DOCUMENTS_PER_HIT, max_age_ms)
 
 
 class Near(NamedTuple):
@@ -133,6 +148,37 @@ def check_min_similarity(floor: float) -> float:
     return float(floor)
 
 
+def check_max_age(max_age_ms: int | None, field: str = "max_age") -> int | None:
+    """A window of at least one millisecond (None: no window)."""
+    if max_age_ms is None:
+        return None
+    if isinstance(max_age_ms, bool) or not isinstance(max_age_ms, int) or max_age_ms < 1:
+        raise InvalidArgument(field, f"{field} must be a positive duration of at least 1 ms, got {max_age_ms!r} ms")
+    return max_age_ms
+
+
+def check_indexed_at(
+    indexed_at_ms: int | None, now_ms: int, retention_seconds: int | None = None, field: str = "indexed_at"
+) -> int | None:
+    """A time a document was seen: not ahead of ``now_ms`` by more than MAX_CLOCK_SKEW_MS, and not so old that
+    the index's retention would expire it at once (it would be acknowledged, then never found)."""
+    if indexed_at_ms is None:
+        return None
+    if isinstance(indexed_at_ms, bool) or not isinstance(indexed_at_ms, int) or indexed_at_ms < 0:
+        raise InvalidArgument(field, f"{field} must be a time after 1970-01-01, got {indexed_at_ms!r} ms")
+    if indexed_at_ms > now_ms + MAX_CLOCK_SKEW_MS:
+        ahead = (indexed_at_ms - now_ms) / 1000
+        raise InvalidArgument(
+            field, f"{field} is {ahead:.0f} s ahead of the server's clock (at most {MAX_CLOCK_SKEW_MS // 1000} s)"
+        )
+    if retention_seconds is not None and indexed_at_ms <= now_ms - retention_seconds * 1000:
+        raise InvalidArgument(
+            field,
+            f"{field} is older than the index's retention of {retention_seconds} s: the document would expire at once",
+        )
+    return indexed_at_ms
+
+
 def check_query(fp: int, max_distance: int) -> None:
     check_fingerprint(fp)
     check_max_distance(max_distance)
@@ -146,13 +192,17 @@ def check_verified_query(fp: int, sketch: bytes, min_similarity: float, max_dist
         raise InvalidArgument("sketch", "the query's sketch is not of this server's sketch format")
 
 
-def keyed_documents(items: Iterable[Document | tuple[str, int]]) -> list[tuple[bytes, Document]]:
+def keyed_documents(
+    items: Iterable[Document | tuple[str, int]], retention_seconds: int | None = None
+) -> list[tuple[bytes, Document]]:
     """Checked documents with their row keys; the last entry wins for a repeated id."""
     final: dict[bytes, Document] = {}
+    now_ms = int(time.time() * 1000)
     for item in items:
         doc = Document(*item)
         final[check_doc_id(doc.doc_id)] = doc
         check_fingerprint(doc.fingerprint)
+        check_indexed_at(doc.indexed_at_ms, now_ms, retention_seconds)
     return list(final.items())
 
 

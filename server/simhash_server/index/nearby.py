@@ -1,8 +1,9 @@
 """Step 7 without I/O: from the drawer scans' candidates to the documents near each probe.
 
 A batch of probes is answered by two rounds of HBase calls: the drawer scans (scans.ScanPlan), then one
-fp2docs read of every candidate near enough to some probe.  What to ask and how to read the answers lives
-here, apart from the I/O (store.py, scans.py).
+fp2docs read of every candidate near enough to some probe.  Probes with a ``max_age`` read with an HBase time
+range, so both rounds are made once per window a batch holds (``windows``).  What to ask and how to read the
+answers lives here, apart from the I/O (store.py, scans.py).
 """
 
 from __future__ import annotations
@@ -13,16 +14,19 @@ from typing import Any
 from simhash_schema import hbase2
 from simhash_server.index.keys import doc_of_qualifier, fingerprint_row
 from simhash_server.index.model import Near, Probe
+from simhash_server.index.scans import since
 from simhash_server.metrics import CANDIDATES
 
-__all__ = ["Fp2docsRead", "count_candidates", "near_candidates"]
+__all__ = ["Fp2docsRead", "count_candidates", "near_candidates", "windows"]
 
 Doc = tuple[str, bytes]  # (document id, sketch)
 
 
-def near_candidates(probes: Sequence[Probe], found: Sequence[set[int]]) -> tuple[list[dict[int, int]], Fp2docsRead]:
+def near_candidates(
+    probes: Sequence[Probe], found: Sequence[set[int]], min_stamp_ms: int | None = None
+) -> tuple[list[dict[int, int]], Fp2docsRead]:
     """For each probe, its candidates within its distance (candidate -> distance); and the fp2docs read they
-    need: for each such candidate, how many of its documents (None: all)."""
+    need: for each such candidate, how many of its documents (None: all), seen at ``min_stamp_ms`` or later."""
     near: list[dict[int, int]] = []
     columns: dict[int, int | None] = {}
     for probe, candidates in zip(probes, found, strict=True):
@@ -30,7 +34,16 @@ def near_candidates(probes: Sequence[Probe], found: Sequence[set[int]]) -> tuple
         near.append(each)
         for c in each:
             columns[c] = _wider(columns[c], probe.per_fingerprint) if c in columns else probe.per_fingerprint
-    return near, Fp2docsRead(columns)
+    return near, Fp2docsRead(columns, min_stamp_ms)
+
+
+def windows(probes: Sequence[Probe]) -> dict[int | None, list[int]]:
+    """The positions of a batch's probes by their ``max_age_ms`` (None: no window first), each group read by
+    one time range."""
+    groups: dict[int | None, list[int]] = {}
+    for n, probe in enumerate(probes):
+        groups.setdefault(probe.max_age_ms, []).append(n)
+    return groups
 
 
 def count_candidates(found: Sequence[set[int]]) -> None:
@@ -46,10 +59,11 @@ class Fp2docsRead:
     fingerprint are the only ones a query of limit n can return, so a fingerprint shared by a million
     documents costs a query no more than one shared by n (storeLimit: a per-row column limit)."""
 
-    def __init__(self, columns: dict[int, int | None]) -> None:
+    def __init__(self, columns: dict[int, int | None], min_stamp_ms: int | None = None) -> None:
         self.fps = sorted(columns)
         t = hbase2()
-        self._gets = [t.TGet(row=fingerprint_row(fp), storeLimit=columns[fp]) for fp in self.fps]
+        window = since(min_stamp_ms)  # documents seen since then (their cells' timestamps: writes.py)
+        self._gets = [t.TGet(row=fingerprint_row(fp), storeLimit=columns[fp], **window) for fp in self.fps]
 
     def __bool__(self) -> bool:
         return bool(self.fps)

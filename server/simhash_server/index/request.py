@@ -6,6 +6,7 @@ act on; a caller with three wrong fields hears of all three in one INVALID_ARGUM
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -15,6 +16,8 @@ from simhash_server.index.model import (
     MAX_DISTANCE,
     VERIFY_MAX_DISTANCE,
     check_doc_id,
+    check_indexed_at,
+    check_max_age,
     check_max_distance,
     check_min_similarity,
 )
@@ -43,6 +46,8 @@ class Request:
     max_distance: int
     limit: int
     min_similarity: float | None  # None: unverified
+    indexed_at_ms: int | None = None  # when the document was seen (None: when stored)
+    max_age_ms: int | None = None  # only documents seen within this long before now (None: any)
 
     @property
     def verified(self) -> bool:
@@ -56,11 +61,14 @@ def check_request(
     needs_id: bool = False,
     default_floor: float | None = None,
     prefix: str = "",
+    retention_seconds: int | None = None,
 ) -> Request:
-    """Check ``fields`` (the fields a call sets, by proto name: ``doc_id``, ``text``, ``simhash``, ...).
+    """Check ``fields`` (the fields a call sets, by proto name: ``doc_id``, ``text``, ``simhash``, ...;
+    ``indexed_at`` and ``max_age`` in milliseconds).
 
     ``default_floor`` verifies a text that names no ``min_similarity`` (Deduplicate's recipe floor);
-    ``prefix`` is the request's path in a batch (``documents[3].``), put before every field it names.
+    ``prefix`` is the request's path in a batch (``documents[3].``), put before every field it names;
+    ``retention_seconds``: the index's, which ``indexed_at`` must be within.
     """
     problems: list[InvalidArgument] = []
 
@@ -108,6 +116,9 @@ def check_request(
                 prefix + "limit", f"{prefix}limit is {limit}, over the maximum of {bounds.max_limit} (max_limit)"
             )
         )
+    now_ms = int(time.time() * 1000)
+    indexed_at = checked(check_indexed_at, fields.get("indexed_at"), now_ms, retention_seconds)
+    max_age = checked(check_max_age, fields.get("max_age"))
     if problems:
         raise InvalidArgument.together(problems)
     return Request(
@@ -118,4 +129,6 @@ def check_request(
         max_distance=distance,
         limit=limit,
         min_similarity=floor,
+        indexed_at_ms=indexed_at,
+        max_age_ms=max_age,
     )

@@ -26,7 +26,7 @@ from simhash_server.index.pool import TRANSPORT_ERRORS, ConnectionPool
 from simhash_server.index.thrift2_calls import receive_reply, send_request
 from simhash_server.metrics import HBASE_CALL_SECONDS
 
-__all__ = ["DrawerScans", "ScanPlan", "count_rows", "read_on", "row_keys", "scan_request"]
+__all__ = ["DrawerScans", "ScanPlan", "count_rows", "read_on", "row_keys", "scan_request", "since"]
 
 log = logging.getLogger(__name__)
 
@@ -72,10 +72,26 @@ def row_keys(
     return [r.row for r in pool.run(lambda c: c.getScannerResults(table, scan, count), deadline=deadline)]
 
 
-def _drawer_scan(prefixes: list[bytes]) -> dict[str, Any]:
-    """The TScan fields reading the drawer row keys under sorted prefixes (keys only; PREAD suits short scans)."""
+def since(min_stamp_ms: int | None) -> dict[str, Any]:
+    """The field limiting a TScan or TGet to cells written at ``min_stamp_ms`` or later (None: no limit)."""
+    if min_stamp_ms is None:
+        return {}
+    return {"timeRange": hbase2().TTimeRange(minStamp=min_stamp_ms, maxStamp=_LATEST)}
+
+
+_LATEST = 2**63 - 1  # HBase's Long.MAX_VALUE: a time range's exclusive end that excludes nothing
+
+
+def _drawer_scan(prefixes: list[bytes], min_stamp_ms: int | None = None) -> dict[str, Any]:
+    """The TScan fields reading the drawer row keys under sorted prefixes (keys only; PREAD suits short scans),
+    of rows written at ``min_stamp_ms`` or later (None: all)."""
     ranges = [(p, p + _STOP_TAIL) for p in prefixes]
-    scan: dict[str, Any] = {"startRow": ranges[0][0], "stopRow": ranges[-1][1], "readType": hbase2().TReadType.PREAD}
+    scan: dict[str, Any] = {
+        "startRow": ranges[0][0],
+        "stopRow": ranges[-1][1],
+        "readType": hbase2().TReadType.PREAD,
+        **since(min_stamp_ms),
+    }
     if len(ranges) == 1:
         scan["filterString"] = b"KeyOnlyFilter()"
     else:
@@ -85,9 +101,10 @@ def _drawer_scan(prefixes: list[bytes]) -> dict[str, Any]:
 
 class ScanPlan:
     """A batch's drawer reads: the prefixes of every fingerprint grouped by the region holding them, one scan
-    per group, and which fingerprints asked for each prefix."""
+    per group, and which fingerprints asked for each prefix; only rows written at ``min_stamp_ms`` or later,
+    if given (writes.py: a drawer row is never older than its documents)."""
 
-    def __init__(self, fps: Sequence[int], region_starts: list[bytes]) -> None:
+    def __init__(self, fps: Sequence[int], region_starts: list[bytes], min_stamp_ms: int | None = None) -> None:
         self.size = len(fps)
         self.owners: dict[bytes, list[int]] = {}
         for n, fp in enumerate(fps):
@@ -96,7 +113,7 @@ class ScanPlan:
         groups: dict[int, list[bytes]] = {}
         for prefix in sorted(self.owners):
             groups.setdefault(bisect.bisect_right(region_starts, prefix), []).append(prefix)
-        self.scans = [_drawer_scan(group) for group in groups.values()]
+        self.scans = [_drawer_scan(group, min_stamp_ms) for group in groups.values()]
 
     def found(self, keys: Iterable[bytes]) -> list[set[int]]:
         """For each fingerprint, the stored fingerprints among the drawer row keys the scans read."""
@@ -128,9 +145,10 @@ class DrawerScans:
         self._regions: tuple[float, list[bytes]] | None = None
         self._call_seconds = HBASE_CALL_SECONDS.labels(pool.name)  # once: a label lookup takes a lock
 
-    def candidates(self, fps: Sequence[int], deadline: float | None) -> list[set[int]]:
-        """For each fingerprint, every stored fingerprint sharing a drawer with it."""
-        plan = ScanPlan(fps, self.region_starts(deadline))
+    def candidates(self, fps: Sequence[int], deadline: float | None, min_stamp_ms: int | None = None) -> list[set[int]]:
+        """For each fingerprint, every stored fingerprint sharing a drawer with it (in a drawer row written at
+        ``min_stamp_ms`` or later, if given)."""
+        plan = ScanPlan(fps, self.region_starts(deadline), min_stamp_ms)
         return plan.found(self._keys(plan.scans, deadline))
 
     def cached_region_starts(self) -> list[bytes] | None:

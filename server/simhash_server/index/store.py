@@ -31,6 +31,7 @@ from simhash_schema import (
     SchemaError,
     VersionMismatch,
     connect,
+    describe,
     ensure_meta,
     index_tables,
     read_meta,
@@ -52,13 +53,14 @@ from simhash_server.index.model import (
     Verified,
     check_doc_id,
     check_fingerprint,
+    check_max_age,
     check_query,
     check_verified_query,
     keyed_documents,
     ranked,
     verified,
 )
-from simhash_server.index.nearby import count_candidates, near_candidates
+from simhash_server.index.nearby import count_candidates, near_candidates, windows
 from simhash_server.index.pool import ConnectionPool, close_quietly
 from simhash_server.index.scans import DrawerScans, count_rows, row_keys
 from simhash_server.index.writes import (
@@ -67,10 +69,10 @@ from simhash_server.index.writes import (
     Record,
     Step,
     delete_steps,
+    doc_stamps,
     index_steps,
     read_record,
     settle,
-    write_stamp,
 )
 from simhash_server.metrics import BATCH_CALLS
 
@@ -135,6 +137,7 @@ class IndexStore:
         self._deletes: Coalescer[list[bytes], int]
         self._nearby, self._writes, self._deletes = self.coalescers(Coalescer)
         self.meta: IndexMeta | None = None
+        self.retention_seconds: int | None = None  # read by open() and ping()
         self.recipe: Recipe = recipe_of(config.fingerprint_version or FINGERPRINT_VERSION)  # until open() reads it
 
     def coalescers(self, kind: Callable[..., C]) -> tuple[C, C, C]:
@@ -161,7 +164,13 @@ class IndexStore:
                 raise SchemaError(f"tables missing: {', '.join(missing)}; run `simhash-index schema apply`")
             return self._meta_record(client)
 
-        return self._adopt(self.thrift2.run(check))
+        meta = self._adopt(self.thrift2.run(check))
+        self.retention_seconds = self.thrift2.run(self._retention)
+        return meta
+
+    def _retention(self, client: Any) -> int | None:
+        """The docs table's TTL: the index's retention (`schema apply --retention` sets all three alike)."""
+        return describe(client, self.tables.docs.name).get(self.tables.docs.family.name, {}).get("ttl_seconds")
 
     def _meta_record(self, client: Any) -> IndexMeta:
         stored = read_meta(client, self.tables.meta)
@@ -200,7 +209,7 @@ class IndexStore:
         A document given without a sketch replaces any sketch stored for it: it can no longer be verified.
         Concurrent calls are written together (one batch of HBase calls); each returns once its own
         documents are stored."""
-        documents = keyed_documents(items)
+        documents = keyed_documents(items, self.retention_seconds)
         if not documents:
             return 0
         self._writes.submit(documents, len(documents), deadline)
@@ -211,11 +220,17 @@ class IndexStore:
         repeated id); callers reach it through a coalescer."""
         final: dict[bytes, int] = {}
         sketches: dict[bytes, bytes] = {}
+        seen: dict[bytes, int | None] = {}
         for documents in calls:
             for key, doc in documents:
                 final[key] = doc.fingerprint
                 sketches[key] = doc.sketch
-        self._guarded(list(final), lambda old, entry, now: index_steps(final, sketches, old, entry, now), deadline)
+                seen[key] = doc.indexed_at_ms
+
+        def steps(old: dict[bytes, Record], entry: bytes, now: int) -> list[Step]:
+            return index_steps({doc: final[doc] for doc in old}, sketches, old, entry, now)
+
+        self._guarded(list(final), steps, deadline, seen=seen)
         return [len(documents) for documents in calls]
 
     def delete(self, doc_ids: Sequence[str], deadline: float | None = None) -> int:
@@ -231,7 +246,7 @@ class IndexStore:
         old = self._records(docs, deadline)
         live = {doc: record for doc, record in old.items() if record.fp is not None}
         if live:
-            self._guarded(list(live), lambda _, entry, now: delete_steps(live, entry, now), deadline, old)
+            self._guarded(list(live), lambda records, entry, now: delete_steps(records, entry, now), deadline, old)
         counted: set[bytes] = set()
         existed = []
         for keys in calls:
@@ -246,41 +261,71 @@ class IndexStore:
         steps: Callable[[dict[bytes, Record], bytes, int], list[Step]],
         deadline: float | None,
         old: dict[bytes, Record] | None = None,
+        seen: dict[bytes, int | None] | None = None,
     ) -> None:
-        """Write ``steps`` for the docs rows ``docs`` so that concurrent writers of the same ids, here or on
-        another replica, leave one consistent document each (writes.py: timestamps, entries, settle).
+        """Write ``steps`` for the docs rows ``docs``, each document's cells at its time (``seen``, default:
+        now), so that concurrent writers of the same ids, here or on another replica, leave one consistent
+        document each (writes.py: timestamps, entries, settle).
 
         The docs rows are read again once their step is written, beside the steps after it."""
         before = self._records(docs, deadline) if old is None else old
+        before = {doc: before[doc] for doc in docs}
         entry = ENTRY_PREFIX + os.urandom(8)
-        todo = steps(before, entry, int(time.time() * 1000))
-        split = 1 + max(n for n, step in enumerate(todo) if step.table == "docs")
-        floor = list(before.values())
-        for _ in range(_TIE_RETRIES):
-            stamp = write_stamp(floor, int(time.time() * 1000))
-            self.write_steps(todo[:split], deadline, stamp)
-            rest = self._settling.submit(self.write_steps, todo[split:], deadline, stamp) if todo[split:] else None
+        seen = dict(seen or {})
+        floor = before
+        for attempt in range(_TIE_RETRIES):
+            now = int(time.time() * 1000)
+            stamps = doc_stamps(floor, seen, now, spread=8 * attempt)
+            plan = self._plan(steps, before, entry, stamps, now)
+            split = 1 + max(n for n, (_, step) in enumerate(plan) if step.table == "docs")
+            self.write_plan(plan[:split], deadline)
+            rest = self._settling.submit(self.write_plan, plan[split:], deadline) if plan[split:] else None
             try:
                 after = self._records(docs, deadline)
             finally:
                 if rest is not None:
                     rest.result()
-            tie, doomed = settle(before, after, entry, stamp)
-            if doomed:
-                self._delete_cells("fp2docs", doomed, deadline)
-            if not tie:
+            settled = settle(before, after, entry, stamps)
+            if settled.doomed:
+                self._delete_cells("fp2docs", settled.doomed, deadline)
+            if not settled.tie and not settled.masked:
                 return
-            floor = list(after.values())
+            seen.update(dict.fromkeys(settled.masked))  # hidden by a later delete: written at the present
+            floor = after
         raise Unavailable(f"{len(docs)} documents' writes kept colliding with other writers of the same ids; retry")
 
+    @staticmethod
+    def _plan(
+        steps: Callable[[dict[bytes, Record], bytes, int], list[Step]],
+        before: dict[bytes, Record],
+        entry: bytes,
+        stamps: dict[bytes, int],
+        now: int,
+    ) -> list[tuple[int, Step]]:
+        """The steps of the documents sharing each timestamp, at it (one group, one stamp, but for dated
+        documents); drawer rows at the present, or later than every document's stamp."""
+        groups: dict[int, dict[bytes, Record]] = {}
+        for doc, stamp in stamps.items():
+            groups.setdefault(stamp, {})[doc] = before[doc]
+        drawer_stamp = max(now, *stamps.values())
+        return [
+            (drawer_stamp if step.table == "drawers" else stamp, step)
+            for stamp, records in sorted(groups.items())
+            for step in steps(records, entry, now)
+        ]
+
     def write_steps(self, steps: Sequence[Step], deadline: float | None, stamp: int | None = None) -> None:
-        """Send the steps in order (writes.py says why the order matters), every cell at ``stamp`` (None:
-        HBase's clock); a retry repeats them all.  Tests send part of a call's steps, as a writer killed
-        between them would have."""
+        """Send the steps in order, every cell at ``stamp`` (None: HBase's clock).  Tests send part of a call's
+        steps, as a writer killed between them would have."""
+        self.write_plan([(stamp, step) for step in steps], deadline)
+
+    def write_plan(self, plan: Sequence[tuple[int | None, Step]], deadline: float | None) -> None:
+        """Send the steps in order (writes.py says why the order matters), each at its timestamp (None: HBase's
+        clock); a retry repeats them all."""
         wal = self.config.wal
 
         def write(conn: happybase.Connection) -> None:
-            for step in steps:
+            for stamp, step in plan:
                 with conn.table(self._names[step.table]).batch(wal=wal, timestamp=stamp) as batch:
                     for row, columns in step.deletes:
                         batch.delete(row, columns=columns)
@@ -336,6 +381,7 @@ class IndexStore:
         """Raise unless HBase answers and the index's meta record still names what it was opened with (the
         health check; a server started while HBase was down adopts the index's version here)."""
         self._adopt(self.thrift2.run(self._meta_record))
+        self.retention_seconds = self.thrift2.run(self._retention)
 
     def count_documents(self, deadline: float | None = None) -> int:
         """Docs rows holding a record (a deleted document's row keeps only writers' entries for a while), by a
@@ -364,22 +410,36 @@ class IndexStore:
         return self._nearby.submit(probe, deadline=deadline)
 
     def near_many(self, probes: list[Probe], deadline: float | None) -> list[list[Near]]:
-        """For each probe, the documents near it: one batch (nearby.py); callers reach it through a coalescer."""
-        found = self.scans.candidates([probe.fingerprint for probe in probes], deadline)
-        near, read = near_candidates(probes, found)
+        """For each probe, the documents near it: one batch per time window (nearby.py); callers reach it
+        through a coalescer."""
         answers: list[list[Near]] = [[] for _ in probes]
-        if read:
-            api, arguments = read.request(self._names["fp2docs"])
-            answers = read.near(near, self.thrift2.run(lambda c: getattr(c, api)(**arguments), deadline=deadline))
-        count_candidates(found)
+        now_ms = int(time.time() * 1000)
+        for max_age_ms, positions in windows(probes).items():
+            group = [probes[n] for n in positions]
+            min_stamp = None if max_age_ms is None else now_ms - max_age_ms
+            found = self.scans.candidates([probe.fingerprint for probe in group], deadline, min_stamp)
+            near, read = near_candidates(group, found, min_stamp)
+            if read:
+                api, arguments = read.request(self._names["fp2docs"])
+                reply = self.thrift2.run(lambda c, a=api, k=arguments: getattr(c, a)(**k), deadline=deadline)
+                for n, each in zip(positions, read.near(near, reply), strict=True):
+                    answers[n] = each
+            count_candidates(found)
         return answers
 
     def query(
-        self, fp: int, max_distance: int = MAX_DISTANCE, limit: int | None = None, deadline: float | None = None
+        self,
+        fp: int,
+        max_distance: int = MAX_DISTANCE,
+        limit: int | None = None,
+        deadline: float | None = None,
+        max_age_ms: int | None = None,
     ) -> list[Hit]:
-        """Documents whose fingerprint is within ``max_distance`` of ``fp``, closest first, then by id."""
+        """Documents whose fingerprint is within ``max_distance`` of ``fp`` (seen within ``max_age_ms``, if
+        given), closest first, then by id."""
         check_query(fp, max_distance)
-        return ranked(self._near_documents(Probe(fp, max_distance, limit), deadline), limit)
+        check_max_age(max_age_ms)
+        return ranked(self._near_documents(Probe(fp, max_distance, limit, max_age_ms), deadline), limit)
 
     def query_verified(
         self,
@@ -389,9 +449,11 @@ class IndexStore:
         max_distance: int = VERIFY_MAX_DISTANCE,
         limit: int | None = None,
         deadline: float | None = None,
+        max_age_ms: int | None = None,
     ) -> Verified:
         """Candidates within ``max_distance`` (up to VERIFY_MAX_DISTANCE) that share a drawer with ``fp``,
         checked against their stored sketches (the rule: model.verified)."""
         check_verified_query(fp, sketch, min_similarity, max_distance)
-        near = self._near_documents(Probe.verified(fp, max_distance, limit), deadline)
+        check_max_age(max_age_ms)
+        near = self._near_documents(Probe.verified(fp, max_distance, limit, max_age_ms), deadline)
         return verified(near, sketch, min_similarity, limit)

@@ -31,10 +31,21 @@ whose fingerprint is not the record's loses its column, deleted at that entry's 
 put is hidden whichever lands last.  Of any two writers, the later to read again sees the other's entry.
 Two calls that pick the same millisecond cannot be told apart by HBase, so the one that notices writes again,
 later.  Entries older than ENTRY_SECONDS are pruned by the next write and by gc.
+
+**A document's time.**  Its docs and fp2docs cells carry the time it was seen (``indexed_at``, default: when
+written) as their timestamp: ``max_age`` reads by an HBase time range, and the index's retention is a TTL
+(``doc_stamps``).  A time later than every cell of the row keeps the order above, so a document can be dated
+back only to just after its id's last write.  Delete markers are invisible, though: an id deleted at T and
+indexed again dated before T would be hidden by the markers.  ``settle`` sees that (the record is older than
+the call's own entry) and the call writes again at the present.  Every fp2docs marker of an id is at a
+time some docs cell or marker of the id also holds, so the docs row is where that shows.  Drawer rows belong
+to a fingerprint, not a document, and are written at the present: a drawer row is never older than the
+documents it leads to, so a time range on the drawer scans drops only fingerprints with no document in it.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
@@ -46,8 +57,10 @@ __all__ = [
     "ENTRY_SECONDS",
     "FP_COLUMN",
     "Record",
+    "Settled",
     "Step",
     "delete_steps",
+    "doc_stamps",
     "index_steps",
     "read_record",
     "settle",
@@ -70,11 +83,13 @@ class Step(NamedTuple):
 
 class Record(NamedTuple):
     """What one docs row says: the document's fingerprint (None: no document), the newest timestamp of any of
-    its cells (0: no row), and its writers' entries (column -> (fingerprint or None for a delete, timestamp))."""
+    its cells (0: no row), its writers' entries (column -> (fingerprint or None for a delete, timestamp)), and
+    the timestamp of the fingerprint's cell (0: none)."""
 
     fp: int | None = None
     stamp: int = 0
     entries: Mapping[bytes, tuple[int | None, int]] = {}
+    fp_stamp: int = 0
 
 
 def read_record(cells: Mapping[bytes, tuple[bytes, int]]) -> Record:
@@ -85,12 +100,27 @@ def read_record(cells: Mapping[bytes, tuple[bytes, int]]) -> Record:
         for column, (value, stamp) in cells.items()
         if column.startswith(ENTRY_PREFIX)
     }
-    return Record(fp, max((stamp for _, stamp in cells.values()), default=0), entries)
+    fp_stamp = cells[FP_COLUMN][1] if FP_COLUMN in cells else 0
+    return Record(fp, max((stamp for _, stamp in cells.values()), default=0), entries, fp_stamp)
 
 
 def write_stamp(records: Iterable[Record], now_ms: int) -> int:
     """The timestamp of a call's cells: now, or later than every cell of the rows it read."""
     return max([now_ms, *(r.stamp + 1 for r in records)])
+
+
+def doc_stamps(
+    records: Mapping[bytes, Record], seen_ms: Mapping[bytes, int | None], now_ms: int, spread: int = 0
+) -> dict[bytes, int]:
+    """Each document's timestamp: when it was seen (``seen_ms``; absent or None: ``now_ms``), or later than
+    every cell of its row.  ``spread`` adds up to that many milliseconds to the latter, so that two writers
+    that tied once (same row, same time seen) part on their next try."""
+    stamps = {}
+    for doc, record in records.items():
+        seen = seen_ms.get(doc)
+        floor = record.stamp + 1 + (random.randrange(spread + 1) if spread and record.stamp else 0)
+        stamps[doc] = max(now_ms if seen is None else seen, floor)
+    return stamps
 
 
 def _stale(records: Mapping[bytes, Record], now_ms: int) -> dict[bytes, list[bytes]]:
@@ -141,20 +171,35 @@ def delete_steps(old: Mapping[bytes, Record], entry: bytes = ENTRY_PREFIX, now_m
     ]
 
 
+class Settled(NamedTuple):
+    """What a call's second read of its rows found."""
+
+    tie: bool  # another writer picked the same timestamp for one of the rows: write again, later
+    doomed: list[tuple[bytes, bytes, int]]  # fp2docs cells to delete, as (row, column, timestamp)
+    masked: list[bytes]  # rows whose record the call wrote is hidden by older delete markers: write again, now
+
+
 def settle(
-    before: Mapping[bytes, Record], after: Mapping[bytes, Record], entry: bytes, stamp: int
-) -> tuple[bool, list[tuple[bytes, bytes, int]]]:
-    """After a call wrote its rows at ``stamp``: whether another writer picked the same timestamp for one of
-    them (then the call writes again, later), and the fp2docs cells to delete, as (row, column, timestamp):
-    each entry new since ``before``, or the call's own, whose fingerprint is not the record's."""
+    before: Mapping[bytes, Record], after: Mapping[bytes, Record], entry: bytes, stamps: int | Mapping[bytes, int]
+) -> Settled:
+    """After a call wrote its rows, each at its timestamp in ``stamps`` (an int: all at one): ties, the
+    fp2docs cells of each entry new since ``before``, or the call's own, whose fingerprint is not the
+    record's, and the rows whose record a delete marker hides."""
     tie = False
     doomed = []
+    masked = []
     for doc, record in after.items():
+        stamp = stamps if isinstance(stamps, int) else stamps[doc]
         seen = before.get(doc, Record()).entries
+        later = False
         for column, (fp, at) in record.entries.items():
+            later = later or (column != entry and at >= stamp)
             if column != entry and seen.get(column) == (fp, at):
                 continue
             tie = tie or (column != entry and at == stamp)
             if fp is not None and fp != record.fp:
                 doomed.append((fingerprint_row(fp), doc_column(doc), at))
-    return tie, doomed
+        mine = record.entries.get(entry)
+        if mine is not None and mine[0] is not None and mine[1] == stamp and record.fp_stamp < stamp and not later:
+            masked.append(doc)
+    return Settled(tie, doomed, masked)
