@@ -12,6 +12,7 @@ import grpc
 from grpc_health.v1 import health_pb2
 
 from simhash_client import calls
+from simhash_client.calls import Age, When
 from simhash_client.channel import ChannelSettings, Connection
 from simhash_client.errors import SimHashError, Unavailable, from_rpc_error
 from simhash_client.types import DedupOutcome, DedupResult, FingerprintResult, Hit, IndexOutcome, QueryOutcome, Stats
@@ -93,9 +94,10 @@ class AsyncSimHashClient(Connection):
         text: str | None = None,
         simhash: int | str | None = None,
         fingerprint_version: str | None = None,
+        indexed_at: When | None = None,
         timeout: float | None = None,
     ) -> int:
-        return await self._run(calls.index(doc_id, text, simhash, fingerprint_version), timeout)
+        return await self._run(calls.index(doc_id, text, simhash, fingerprint_version, indexed_at), timeout)
 
     async def index_batch(
         self, documents: Iterable[dict[str, Any]], *, timeout: float | None = None
@@ -111,9 +113,10 @@ class AsyncSimHashClient(Connection):
         limit: int = 0,
         fingerprint_version: str | None = None,
         min_similarity: float | None = None,
+        max_age: Age | None = None,
         timeout: float | None = None,
     ) -> list[Hit]:
-        call = calls.query(text, simhash, max_distance, limit, fingerprint_version, min_similarity)
+        call = calls.query(text, simhash, max_distance, limit, fingerprint_version, min_similarity, max_age)
         return await self._run(call, timeout)
 
     async def deduplicate(
@@ -126,9 +129,13 @@ class AsyncSimHashClient(Connection):
         limit: int = 0,
         fingerprint_version: str | None = None,
         min_similarity: float | None = None,
+        indexed_at: When | None = None,
+        max_age: Age | None = None,
         timeout: float | None = None,
     ) -> DedupResult:
-        call = calls.deduplicate(doc_id, text, simhash, max_distance, limit, fingerprint_version, min_similarity)
+        call = calls.deduplicate(
+            doc_id, text, simhash, max_distance, limit, fingerprint_version, min_similarity, indexed_at, max_age
+        )
         return await self._run(call, timeout)
 
     async def query_batch(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
 import grpc
@@ -25,7 +26,9 @@ from simhash_client.types import (
 from simhash_index.v1 import simhash_index_pb2 as pb
 
 __all__ = [
+    "Age",
     "Call",
+    "When",
     "backoff",
     "deduplicate",
     "deduplicate_batch",
@@ -41,6 +44,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+Age = timedelta | float  # a max_age: a timedelta, or seconds
+When = datetime | float  # an indexed_at: an aware datetime, or Unix seconds
 _RETRYABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED}
 
 
@@ -78,12 +83,30 @@ def _content(request: Any, text: str | None, simhash: int | str | None, version:
             request.fingerprint_version = version
 
 
-def _search_options(request: Any, max_distance: int | None, min_similarity: float | None) -> None:
+def _search_options(
+    request: Any, max_distance: int | None, min_similarity: float | None, max_age: Age | None = None
+) -> None:
     """The optional fields Query and Deduplicate share; unset stays unset (the server's defaults)."""
     if max_distance is not None:
         request.max_distance = max_distance
     if min_similarity is not None:
         request.min_similarity = min_similarity
+    if max_age is not None:
+        seconds = max_age.total_seconds() if isinstance(max_age, timedelta) else float(max_age)
+        if not seconds > 0:
+            raise ValueError(f"max_age must be positive, got {max_age!r}")
+        request.max_age.FromMilliseconds(round(seconds * 1000))
+
+
+def _dated(request: Any, indexed_at: When | None) -> None:
+    """``indexed_at`` (an aware datetime, or Unix seconds) into the request; unset: the server's now."""
+    if indexed_at is None:
+        return
+    if isinstance(indexed_at, datetime):
+        if indexed_at.tzinfo is None:
+            raise ValueError("indexed_at must be an aware datetime (say its timezone), or Unix seconds")
+        indexed_at = indexed_at.timestamp()
+    request.indexed_at.FromMilliseconds(round(float(indexed_at) * 1000))
 
 
 def _hits(hits: Iterable[pb.Hit]) -> list[Hit]:
@@ -108,9 +131,12 @@ def fingerprint(text: str) -> Call[FingerprintResult]:
     )
 
 
-def index(doc_id: str, text: str | None, simhash: int | str | None, version: str | None) -> Call[int]:
+def index(
+    doc_id: str, text: str | None, simhash: int | str | None, version: str | None, indexed_at: When | None = None
+) -> Call[int]:
     request = pb.IndexRequest(doc_id=doc_id)
     _content(request, text, simhash, version)
+    _dated(request, indexed_at)
     return Call("Index", request, lambda r: r.simhash)
 
 
@@ -119,6 +145,7 @@ def index_batch(documents: Iterable[dict[str, Any]]) -> Call[list[IndexOutcome]]
     for doc in documents:
         item = request.documents.add(doc_id=doc["doc_id"])
         _content(item, doc.get("text"), doc.get("simhash"), doc.get("fingerprint_version"))
+        _dated(item, doc.get("indexed_at"))
     return Call(
         "IndexBatch",
         request,
@@ -131,7 +158,7 @@ def index_batch(documents: Iterable[dict[str, Any]]) -> Call[list[IndexOutcome]]
 def _search_request(request: Any, item: dict[str, Any]) -> None:
     """A batch item's dict (the keyword arguments of ``query``/``deduplicate``) into its request message."""
     _content(request, item.get("text"), item.get("simhash"), item.get("fingerprint_version"))
-    _search_options(request, item.get("max_distance"), item.get("min_similarity"))
+    _search_options(request, item.get("max_distance"), item.get("min_similarity"), item.get("max_age"))
     request.limit = item.get("limit", 0)
 
 
@@ -158,7 +185,9 @@ def query_batch(queries: Iterable[dict[str, Any]]) -> Call[list[QueryOutcome]]:
 def deduplicate_batch(documents: Iterable[dict[str, Any]]) -> Call[list[DedupOutcome]]:
     request = pb.DeduplicateBatchRequest()
     for item in documents:
-        _search_request(request.documents.add(doc_id=item["doc_id"]), item)
+        sent = request.documents.add(doc_id=item["doc_id"])
+        _search_request(sent, item)
+        _dated(sent, item.get("indexed_at"))
 
     def answer(r: pb.DeduplicateBatchResponse) -> list[DedupOutcome]:
         return [
@@ -178,10 +207,11 @@ def query(
     limit: int,
     version: str | None,
     min_similarity: float | None,
+    max_age: Age | None = None,
 ) -> Call[list[Hit]]:
     request = pb.QueryRequest(limit=limit)
     _content(request, text, simhash, version)
-    _search_options(request, max_distance, min_similarity)
+    _search_options(request, max_distance, min_similarity, max_age)
     return Call("Query", request, lambda r: _hits(r.hits))
 
 
@@ -193,10 +223,13 @@ def deduplicate(
     limit: int,
     version: str | None,
     min_similarity: float | None,
+    indexed_at: When | None = None,
+    max_age: Age | None = None,
 ) -> Call[DedupResult]:
     request = pb.DeduplicateRequest(doc_id=doc_id, limit=limit)
     _content(request, text, simhash, version)
-    _search_options(request, max_distance, min_similarity)
+    _search_options(request, max_distance, min_similarity, max_age)
+    _dated(request, indexed_at)
     return Call("Deduplicate", request, _dedup_result)
 
 
@@ -228,4 +261,5 @@ def _stats(r: pb.StatsResponse) -> Stats:
         r.orphan_sample,
         tuple((f.simhash, f.documents) for f in r.top_fingerprints),
         r.last_gc.ToNanoseconds() / 1e9 if r.HasField("last_gc") else None,
+        r.retention.ToSeconds() if r.HasField("retention") else None,
     )

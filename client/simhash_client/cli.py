@@ -16,6 +16,7 @@ from typing import IO, Any
 import click
 
 from simhash_client import DedupResult, Hit, SimHashClient, SimHashError, parse_simhash, to_hex
+from simhash_client.times import parse_duration, parse_instant
 
 
 def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
@@ -127,9 +128,31 @@ similarity_option = click.option(
     "--min-similarity",
     type=click.FloatRange(0.0, 1.0),
     default=None,
-    help="Keep only candidates whose stored sketch estimates at least this Jaccard similarity (needs text)",
+    help="Keep only candidates whose stored sketch estimates at least this similarity (needs text)",
 )
 limit_option = click.option("--limit", type=click.IntRange(0), default=0, help="Most hits [default: the server's]")
+
+
+def _parsed(parse: Callable[[str], Any]) -> Callable[[click.Context, click.Parameter, str | None], Any]:
+    def callback(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+        try:
+            return None if value is None else parse(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return callback
+
+
+age_option = click.option(
+    "--max-age",
+    callback=_parsed(parse_duration),
+    help="Only documents seen within this long before now (72h, 30d, 90m) [default: any time]",
+)
+seen_option = click.option(
+    "--indexed-at",
+    callback=_parsed(parse_instant),
+    help="When the document was first seen: RFC 3339 (2026-11-24T08:00:00Z) or Unix seconds [default: now]",
+)
 
 
 @click.command()
@@ -138,11 +161,14 @@ limit_option = click.option("--limit", type=click.IntRange(0), default=0, help="
 @distance_option
 @limit_option
 @similarity_option
-def query(target: str, timeout: float, text, text_file, simhash, max_distance, limit, min_similarity) -> None:
+@age_option
+def query(target: str, timeout: float, text, text_file, simhash, max_distance, limit, min_similarity, max_age) -> None:
     """Print the stored near-duplicates of a text or fingerprint, closest first."""
     content = _content(text, text_file, simhash)
     with _client(target, timeout) as client:
-        hits = client.query(**content, max_distance=max_distance, limit=limit, min_similarity=min_similarity)
+        hits = client.query(
+            **content, max_distance=max_distance, limit=limit, min_similarity=min_similarity, max_age=max_age
+        )
         for hit in hits:
             _emit(_hit(hit))
 
@@ -151,11 +177,12 @@ def query(target: str, timeout: float, text, text_file, simhash, max_distance, l
 @client_options
 @click.argument("doc_id")
 @content_options
-def index(target: str, timeout: float, doc_id: str, text, text_file, simhash) -> None:
+@seen_option
+def index(target: str, timeout: float, doc_id: str, text, text_file, simhash, indexed_at) -> None:
     """Store (upsert) one document's fingerprint."""
     content = _content(text, text_file, simhash)
     with _client(target, timeout) as client:
-        _emit({"doc_id": doc_id, "simhash": to_hex(client.index(doc_id, **content))})
+        _emit({"doc_id": doc_id, "simhash": to_hex(client.index(doc_id, **content, indexed_at=indexed_at))})
 
 
 def _dedup_record(doc_id: str, result: DedupResult, verified: bool) -> dict[str, Any]:
@@ -176,12 +203,15 @@ def _dedup_record(doc_id: str, result: DedupResult, verified: bool) -> dict[str,
     "--input",
     "input_file",
     type=click.File("r", encoding="utf-8"),
-    help='JSON lines {"id", "text"} or {"id", "simhash"} to deduplicate in order, instead of DOC_ID ("-": stdin).',
+    help='JSON lines {"id", "text"} or {"id", "simhash"}, optionally with "indexed_at", to deduplicate in order, '
+    'instead of DOC_ID ("-": stdin).',
 )
 @click.option("--batch-size", type=click.IntRange(1, 1000), default=100, show_default=True, help="Lines per call.")
 @distance_option
 @limit_option
 @similarity_option
+@age_option
+@seen_option
 def dedup(
     target: str,
     timeout: float,
@@ -194,16 +224,20 @@ def dedup(
     max_distance,
     limit,
     min_similarity,
+    max_age,
+    indexed_at,
 ) -> None:
     """Store the document unless a near-duplicate is already stored; print what happened.
 
     With --input, every line in order (DeduplicateBatch): a line near an earlier one is not stored and
     names it.  A line that is not a document, or that the server refuses, is reported on stderr by its
     number (the exit status is then 1); the others print one result each, in input order."""
-    options = {"max_distance": max_distance, "limit": limit, "min_similarity": min_similarity}
+    options = {"max_distance": max_distance, "limit": limit, "min_similarity": min_similarity, "max_age": max_age}
     if input_file is not None:
-        if doc_id is not None or text or text_file or simhash:
-            raise click.UsageError("--input replaces DOC_ID, --text, --text-file and --simhash")
+        if doc_id is not None or text or text_file or simhash or indexed_at:
+            raise click.UsageError(
+                '--input replaces DOC_ID, --text, --text-file, --simhash and --indexed-at (a line\'s own "indexed_at")'
+            )
         with _client(target, timeout) as client:
             failed = _dedup_lines(client, input_file, batch_size, options)
         if failed:
@@ -213,7 +247,7 @@ def dedup(
         raise click.UsageError("give DOC_ID with --text, --text-file or --simhash, or --input")
     content = _content(text, text_file, simhash)
     with _client(target, timeout) as client:
-        result = client.deduplicate(doc_id, **content, **options)
+        result = client.deduplicate(doc_id, **content, **options, indexed_at=indexed_at)
     _emit(_dedup_record(doc_id, result, min_similarity is not None))
 
 
@@ -227,11 +261,20 @@ def _document_line(line: str) -> dict[str, Any]:
         raise ValueError('expected an object with a string "id"')
     if ("text" in record) == ("simhash" in record):
         raise ValueError('expected exactly one of "text" and "simhash"')
+    item: dict[str, Any] = {"doc_id": record["id"]}
+    if "indexed_at" in record:
+        seen = record["indexed_at"]
+        if not isinstance(seen, str | int | float) or isinstance(seen, bool):
+            raise ValueError('"indexed_at" must be an RFC 3339 string or Unix seconds')
+        try:
+            item["indexed_at"] = parse_instant(str(seen))
+        except ValueError as exc:
+            raise ValueError(f'"indexed_at": {exc}') from None
     if "simhash" in record:
-        return {"doc_id": record["id"], "simhash": parse_simhash(record["simhash"])}
+        return {**item, "simhash": parse_simhash(record["simhash"])}
     if not isinstance(record["text"], str):
         raise ValueError('"text" must be a string')
-    return {"doc_id": record["id"], "text": record["text"]}
+    return {**item, "text": record["text"]}
 
 
 def _dedup_lines(client: SimHashClient, lines: IO[str], batch_size: int, options: dict[str, Any]) -> int:

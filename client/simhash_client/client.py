@@ -10,6 +10,7 @@ import grpc
 from grpc_health.v1 import health_pb2
 
 from simhash_client import calls
+from simhash_client.calls import Age, When
 from simhash_client.channel import ChannelSettings, Connection
 from simhash_client.errors import SimHashError, Unavailable, from_rpc_error
 from simhash_client.types import DedupOutcome, DedupResult, FingerprintResult, Hit, IndexOutcome, QueryOutcome, Stats
@@ -104,13 +105,16 @@ class SimHashClient(Connection):
         text: str | None = None,
         simhash: int | str | None = None,
         fingerprint_version: str | None = None,
+        indexed_at: When | None = None,
         timeout: float | None = None,
     ) -> int:
-        """Upsert one document; returns its fingerprint."""
-        return self._run(calls.index(doc_id, text, simhash, fingerprint_version), timeout)
+        """Upsert one document; returns its fingerprint.  ``indexed_at`` (an aware datetime, or Unix seconds):
+        when it was first seen (default: now), the time ``max_age`` and the index's retention look at."""
+        return self._run(calls.index(doc_id, text, simhash, fingerprint_version, indexed_at), timeout)
 
     def index_batch(self, documents: Iterable[dict[str, Any]], *, timeout: float | None = None) -> list[IndexOutcome]:
-        """Upsert many: each item a dict with doc_id and text or simhash.  Outcomes in input order."""
+        """Upsert many: each item a dict with doc_id and text or simhash (and optionally indexed_at).  Outcomes
+        in input order."""
         return self._run(calls.index_batch(documents), timeout)
 
     def query(
@@ -122,13 +126,17 @@ class SimHashClient(Connection):
         limit: int = 0,
         fingerprint_version: str | None = None,
         min_similarity: float | None = None,
+        max_age: Age | None = None,
         timeout: float | None = None,
     ) -> list[Hit]:
         """Stored documents within max_distance (0..3, default 3), closest first.
 
         With ``min_similarity`` (text only) each candidate is checked against its stored sketch and kept if
-        its estimated Jaccard similarity reaches the floor (max_distance then 0..8, default 8)."""
-        return self._run(calls.query(text, simhash, max_distance, limit, fingerprint_version, min_similarity), timeout)
+        its estimated similarity reaches the floor (max_distance then 0..8, default 8).  With ``max_age`` (a
+        timedelta, or seconds) only documents seen within it are hits."""
+        return self._run(
+            calls.query(text, simhash, max_distance, limit, fingerprint_version, min_similarity, max_age), timeout
+        )
 
     def deduplicate(
         self,
@@ -140,11 +148,16 @@ class SimHashClient(Connection):
         limit: int = 0,
         fingerprint_version: str | None = None,
         min_similarity: float | None = None,
+        indexed_at: When | None = None,
+        max_age: Age | None = None,
         timeout: float | None = None,
     ) -> DedupResult:
-        """Index the document unless a near-duplicate is stored; says which happened.  ``min_similarity`` as
-        in ``query``; a candidate that cannot be verified still counts as a near-duplicate."""
-        call = calls.deduplicate(doc_id, text, simhash, max_distance, limit, fingerprint_version, min_similarity)
+        """Index the document unless a near-duplicate is stored; says which happened.  ``min_similarity`` and
+        ``max_age`` as in ``query``, ``indexed_at`` as in ``index``; a candidate that cannot be verified still
+        counts as a near-duplicate."""
+        call = calls.deduplicate(
+            doc_id, text, simhash, max_distance, limit, fingerprint_version, min_similarity, indexed_at, max_age
+        )
         return self._run(call, timeout)
 
     def query_batch(self, queries: Iterable[dict[str, Any]], *, timeout: float | None = None) -> list[QueryOutcome]:

@@ -116,3 +116,4 @@ class Stats:
     orphan_sample: int = 0  # drawer rows the two estimates rest on
     top_fingerprints: tuple[tuple[int, int], ...] = ()  # (simhash, documents), most first, as of last_gc
     last_gc: float | None = None  # when the last gc run finished (Unix seconds); None: never
+    retention: int | None = None  # seconds documents are kept after their indexed_at; None: for good

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import time
 from types import SimpleNamespace
 
 import grpc
 import pytest
+from google.protobuf import duration_pb2, timestamp_pb2
 from google.rpc import error_details_pb2, status_pb2
 
 from simhash_index.v1 import simhash_index_pb2 as pb
@@ -28,7 +30,7 @@ from simhash_server.rpc.status import NotFound, _bad_request, status_for
 def service() -> SimHashIndexService:
     # Validation never reaches HBase: the service gets only the recipe an opened index would give it, so a
     # check that read or wrote the index would fail loudly.
-    opened = SimpleNamespace(recipe=VERSIONS[FINGERPRINT_VERSION])
+    opened = SimpleNamespace(recipe=VERSIONS[FINGERPRINT_VERSION], retention_seconds=None)
     limits = Limits(max_text_bytes=100, max_limit=50, default_limit=20)
     return SimHashIndexService(index=opened, executor=None, limits=limits)  # type: ignore[arg-type]
 
@@ -60,6 +62,51 @@ def test_each_bad_field_is_named(service, request_, field: str, message: str) ->
     error = _violation(lambda: service._checked(request_, needs_id=isinstance(request_, pb.DeduplicateRequest)))
     assert error.field == field and message in str(error)
     assert error.violations == ((field, error.description),)
+
+
+def _time(seconds_from_now: float) -> timestamp_pb2.Timestamp:
+    stamp = timestamp_pb2.Timestamp()
+    stamp.FromMilliseconds(int((time.time() + seconds_from_now) * 1000))
+    return stamp
+
+
+@pytest.mark.parametrize(
+    ("request_", "field", "message"),
+    [
+        (pb.IndexRequest(doc_id="a", simhash=1, indexed_at=_time(3600)), "indexed_at", "ahead of the server's clock"),
+        (pb.QueryRequest(simhash=1, max_age=duration_pb2.Duration(seconds=0)), "max_age", "at least 1 ms"),
+        (pb.QueryRequest(simhash=1, max_age=duration_pb2.Duration(seconds=-5)), "max_age", "at least 1 ms"),
+        (pb.DeduplicateRequest(doc_id="a", simhash=1, max_age=duration_pb2.Duration(nanos=10)), "max_age", "1 ms"),
+    ],
+)
+def test_bad_times_are_named(service, request_, field: str, message: str) -> None:
+    error = _violation(lambda: service._checked(request_, needs_id=not isinstance(request_, pb.QueryRequest)))
+    assert error.field == field and message in str(error)
+
+
+def test_a_time_is_taken_in_milliseconds_and_held_to_the_retention(service) -> None:
+    checked = service._checked(
+        pb.DeduplicateRequest(
+            doc_id="a", simhash=1, indexed_at=_time(-3600), max_age=duration_pb2.Duration(seconds=72 * 3600)
+        ),
+        needs_id=True,
+    )
+    assert abs(checked.indexed_at_ms - (time.time() - 3600) * 1000) < 5_000
+    assert checked.max_age_ms == 72 * 3600 * 1000
+    service.index.retention_seconds = 1800  # half an hour: a document seen an hour ago would expire at once
+    error = _violation(lambda: service._checked(pb.IndexRequest(doc_id="a", simhash=1, indexed_at=_time(-3600))))
+    assert error.field == "indexed_at" and "older than the index's retention of 1800 s" in str(error)
+    outcomes, good = service._checked_batch(
+        pb.IndexBatchRequest(
+            documents=[
+                pb.IndexRequest(doc_id="new", simhash=1, indexed_at=_time(-60)),
+                pb.IndexRequest(doc_id="old", simhash=2, indexed_at=_time(-3600)),
+            ]
+        ),
+        None,
+    )
+    assert [d.doc_id for d in good] == ["new"] and good[0].indexed_at_ms is not None
+    assert outcomes[1].status.code == 3 and "documents[1].indexed_at" in outcomes[1].status.message
 
 
 def test_every_bad_field_of_a_request_is_named_at_once(service) -> None:

@@ -19,6 +19,7 @@ import (
 	status "google.golang.org/genproto/googleapis/rpc/status"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -210,8 +211,13 @@ type IndexRequest struct {
 	// With `simhash`: the fingerprint version it was made with.  When set, it must equal the server's
 	// (else FAILED_PRECONDITION): fingerprints of different recipes do not compare.
 	FingerprintVersion string `protobuf:"bytes,4,opt,name=fingerprint_version,json=fingerprintVersion,proto3" json:"fingerprint_version,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// When the document was first seen; unset: when it is stored.  It is the time `max_age` and the index's
+	// retention look at.  At most 60 s ahead of the server's clock, and within the retention (else
+	// INVALID_ARGUMENT).  A document is never dated before its id's last write: an earlier time is stored as
+	// just after that write, and as the present if the id was deleted after it.
+	IndexedAt     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=indexed_at,json=indexedAt,proto3" json:"indexed_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *IndexRequest) Reset() {
@@ -270,6 +276,13 @@ func (x *IndexRequest) GetFingerprintVersion() string {
 		return x.FingerprintVersion
 	}
 	return ""
+}
+
+func (x *IndexRequest) GetIndexedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.IndexedAt
+	}
+	return nil
 }
 
 // What Index stored.
@@ -870,6 +883,9 @@ type QueryRequest struct {
 	// (the share of the smaller document in the larger); under v1-v3, their estimated Jaccard similarity.
 	// Needs `text` (a fingerprint has no sketch to compare): with `simhash` it is INVALID_ARGUMENT.
 	MinSimilarity *float64 `protobuf:"fixed64,6,opt,name=min_similarity,json=minSimilarity,proto3,oneof" json:"min_similarity,omitempty"`
+	// Only documents whose time (`indexed_at`) is within this long before the call are hits; unset: any time.
+	// At least 1 ms.  Read by an HBase time range, so an older document is never a candidate.
+	MaxAge        *durationpb.Duration `protobuf:"bytes,7,opt,name=max_age,json=maxAge,proto3" json:"max_age,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -944,6 +960,13 @@ func (x *QueryRequest) GetMinSimilarity() float64 {
 		return *x.MinSimilarity
 	}
 	return 0
+}
+
+func (x *QueryRequest) GetMaxAge() *durationpb.Duration {
+	if x != nil {
+		return x.MaxAge
+	}
+	return nil
 }
 
 // A stored document near the query.
@@ -1118,6 +1141,11 @@ type DeduplicateRequest struct {
 	FingerprintVersion string `protobuf:"bytes,6,opt,name=fingerprint_version,json=fingerprintVersion,proto3" json:"fingerprint_version,omitempty"`
 	// As in QueryRequest.  A candidate without a sketch (UNVERIFIED) still counts as a near-duplicate.
 	MinSimilarity *float64 `protobuf:"fixed64,7,opt,name=min_similarity,json=minSimilarity,proto3,oneof" json:"min_similarity,omitempty"`
+	// As in IndexRequest: the time the document is stored with, when it is stored.
+	IndexedAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=indexed_at,json=indexedAt,proto3" json:"indexed_at,omitempty"`
+	// As in QueryRequest: only documents seen within it count as near-duplicates (and, in a batch, only
+	// earlier items whose `indexed_at` is within it).
+	MaxAge        *durationpb.Duration `protobuf:"bytes,9,opt,name=max_age,json=maxAge,proto3" json:"max_age,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1199,6 +1227,20 @@ func (x *DeduplicateRequest) GetMinSimilarity() float64 {
 		return *x.MinSimilarity
 	}
 	return 0
+}
+
+func (x *DeduplicateRequest) GetIndexedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.IndexedAt
+	}
+	return nil
+}
+
+func (x *DeduplicateRequest) GetMaxAge() *durationpb.Duration {
+	if x != nil {
+		return x.MaxAge
+	}
+	return nil
 }
 
 // Whether the document was stored, or what it duplicates.
@@ -1538,7 +1580,10 @@ type StatsResponse struct {
 	// documents share, most first.
 	TopFingerprints []*FingerprintCount `protobuf:"bytes,9,rep,name=top_fingerprints,json=topFingerprints,proto3" json:"top_fingerprints,omitempty"`
 	// When that run finished.
-	LastGc        *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=last_gc,json=lastGc,proto3" json:"last_gc,omitempty"`
+	LastGc *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=last_gc,json=lastGc,proto3" json:"last_gc,omitempty"`
+	// How long documents are kept after their `indexed_at` (`simhash-index schema apply --retention`); unset:
+	// for good.
+	Retention     *durationpb.Duration `protobuf:"bytes,11,opt,name=retention,proto3" json:"retention,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1643,6 +1688,13 @@ func (x *StatsResponse) GetLastGc() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *StatsResponse) GetRetention() *durationpb.Duration {
+	if x != nil {
+		return x.Retention
+	}
+	return nil
+}
+
 // A fingerprint and how many documents share it.
 type FingerprintCount struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1702,18 +1754,20 @@ var File_simhash_index_v1_simhash_index_proto protoreflect.FileDescriptor
 
 const file_simhash_index_v1_simhash_index_proto_rawDesc = "" +
 	"\n" +
-	"$simhash_index/v1/simhash_index.proto\x12\x10simhash_index.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"(\n" +
+	"$simhash_index/v1/simhash_index.proto\x12\x10simhash_index.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"(\n" +
 	"\x12FingerprintRequest\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\"|\n" +
 	"\x13FingerprintResponse\x12\x18\n" +
 	"\asimhash\x18\x01 \x01(\x06R\asimhash\x12\x1a\n" +
 	"\bfeatures\x18\x02 \x01(\rR\bfeatures\x12/\n" +
-	"\x13fingerprint_version\x18\x03 \x01(\tR\x12fingerprintVersion\"\xa3\x01\n" +
+	"\x13fingerprint_version\x18\x03 \x01(\tR\x12fingerprintVersion\"\xde\x01\n" +
 	"\fIndexRequest\x12\x15\n" +
 	"\x06doc_id\x18\x01 \x01(\tR\x05docId\x12\x17\n" +
 	"\x04text\x18\x02 \x01(\tH\x00R\x04text\x88\x01\x01\x12\x1d\n" +
 	"\asimhash\x18\x03 \x01(\x06H\x01R\asimhash\x88\x01\x01\x12/\n" +
-	"\x13fingerprint_version\x18\x04 \x01(\tR\x12fingerprintVersionB\a\n" +
+	"\x13fingerprint_version\x18\x04 \x01(\tR\x12fingerprintVersion\x129\n" +
+	"\n" +
+	"indexed_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tindexedAtB\a\n" +
 	"\x05_textB\n" +
 	"\n" +
 	"\b_simhash\"\\\n" +
@@ -1751,14 +1805,15 @@ const file_simhash_index_v1_simhash_index_proto_rawDesc = "" +
 	"\n" +
 	"duplicates\x18\x03 \x01(\rR\n" +
 	"duplicates\x12\x1a\n" +
-	"\brejected\x18\x04 \x01(\rR\brejected\"\x9a\x02\n" +
+	"\brejected\x18\x04 \x01(\rR\brejected\"\xce\x02\n" +
 	"\fQueryRequest\x12\x17\n" +
 	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x88\x01\x01\x12\x1d\n" +
 	"\asimhash\x18\x02 \x01(\x06H\x01R\asimhash\x88\x01\x01\x12&\n" +
 	"\fmax_distance\x18\x03 \x01(\rH\x02R\vmaxDistance\x88\x01\x01\x12\x14\n" +
 	"\x05limit\x18\x04 \x01(\rR\x05limit\x12/\n" +
 	"\x13fingerprint_version\x18\x05 \x01(\tR\x12fingerprintVersion\x12*\n" +
-	"\x0emin_similarity\x18\x06 \x01(\x01H\x03R\rminSimilarity\x88\x01\x01B\a\n" +
+	"\x0emin_similarity\x18\x06 \x01(\x01H\x03R\rminSimilarity\x88\x01\x01\x122\n" +
+	"\amax_age\x18\a \x01(\v2\x19.google.protobuf.DurationR\x06maxAgeB\a\n" +
 	"\x05_textB\n" +
 	"\n" +
 	"\b_simhashB\x0f\n" +
@@ -1777,7 +1832,7 @@ const file_simhash_index_v1_simhash_index_proto_rawDesc = "" +
 	"\x04hits\x18\x01 \x03(\v2\x15.simhash_index.v1.HitR\x04hits\x12\x18\n" +
 	"\asimhash\x18\x02 \x01(\x06R\asimhash\x12\x1a\n" +
 	"\bfeatures\x18\x03 \x01(\rR\bfeatures\x12)\n" +
-	"\x10below_similarity\x18\x04 \x01(\rR\x0fbelowSimilarity\"\xb7\x02\n" +
+	"\x10below_similarity\x18\x04 \x01(\rR\x0fbelowSimilarity\"\xa6\x03\n" +
 	"\x12DeduplicateRequest\x12\x15\n" +
 	"\x06doc_id\x18\x01 \x01(\tR\x05docId\x12\x17\n" +
 	"\x04text\x18\x02 \x01(\tH\x00R\x04text\x88\x01\x01\x12\x1d\n" +
@@ -1785,7 +1840,10 @@ const file_simhash_index_v1_simhash_index_proto_rawDesc = "" +
 	"\fmax_distance\x18\x04 \x01(\rH\x02R\vmaxDistance\x88\x01\x01\x12\x14\n" +
 	"\x05limit\x18\x05 \x01(\rR\x05limit\x12/\n" +
 	"\x13fingerprint_version\x18\x06 \x01(\tR\x12fingerprintVersion\x12*\n" +
-	"\x0emin_similarity\x18\a \x01(\x01H\x03R\rminSimilarity\x88\x01\x01B\a\n" +
+	"\x0emin_similarity\x18\a \x01(\x01H\x03R\rminSimilarity\x88\x01\x01\x129\n" +
+	"\n" +
+	"indexed_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tindexedAt\x122\n" +
+	"\amax_age\x18\t \x01(\v2\x19.google.protobuf.DurationR\x06maxAgeB\a\n" +
 	"\x05_textB\n" +
 	"\n" +
 	"\b_simhashB\x0f\n" +
@@ -1807,7 +1865,7 @@ const file_simhash_index_v1_simhash_index_proto_rawDesc = "" +
 	"\adoc_ids\x18\x01 \x03(\tR\x06docIds\"*\n" +
 	"\x0eDeleteResponse\x12\x18\n" +
 	"\adeleted\x18\x01 \x01(\rR\adeleted\"\x0e\n" +
-	"\fStatsRequest\"\xcb\x03\n" +
+	"\fStatsRequest\"\x84\x04\n" +
 	"\rStatsResponse\x12\x1c\n" +
 	"\tdocuments\x18\x01 \x01(\x04R\tdocuments\x12/\n" +
 	"\x13fingerprint_version\x18\x02 \x01(\tR\x12fingerprintVersion\x12\x16\n" +
@@ -1819,7 +1877,8 @@ const file_simhash_index_v1_simhash_index_proto_rawDesc = "" +
 	"\rorphan_sample\x18\b \x01(\rR\forphanSample\x12M\n" +
 	"\x10top_fingerprints\x18\t \x03(\v2\".simhash_index.v1.FingerprintCountR\x0ftopFingerprints\x123\n" +
 	"\alast_gc\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\x06lastGc\"J\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\x06lastGc\x127\n" +
+	"\tretention\x18\v \x01(\v2\x19.google.protobuf.DurationR\tretention\"J\n" +
 	"\x10FingerprintCount\x12\x18\n" +
 	"\asimhash\x18\x01 \x01(\x06R\asimhash\x12\x1c\n" +
 	"\tdocuments\x18\x02 \x01(\x04R\tdocuments*d\n" +
@@ -1883,51 +1942,57 @@ var file_simhash_index_v1_simhash_index_proto_goTypes = []any{
 	(*StatsRequest)(nil),             // 23: simhash_index.v1.StatsRequest
 	(*StatsResponse)(nil),            // 24: simhash_index.v1.StatsResponse
 	(*FingerprintCount)(nil),         // 25: simhash_index.v1.FingerprintCount
-	(*status.Status)(nil),            // 26: google.rpc.Status
-	(*timestamppb.Timestamp)(nil),    // 27: google.protobuf.Timestamp
+	(*timestamppb.Timestamp)(nil),    // 26: google.protobuf.Timestamp
+	(*status.Status)(nil),            // 27: google.rpc.Status
+	(*durationpb.Duration)(nil),      // 28: google.protobuf.Duration
 }
 var file_simhash_index_v1_simhash_index_proto_depIdxs = []int32{
-	3,  // 0: simhash_index.v1.IndexBatchRequest.documents:type_name -> simhash_index.v1.IndexRequest
-	26, // 1: simhash_index.v1.IndexOutcome.status:type_name -> google.rpc.Status
-	6,  // 2: simhash_index.v1.IndexBatchResponse.outcomes:type_name -> simhash_index.v1.IndexOutcome
-	14, // 3: simhash_index.v1.QueryBatchRequest.queries:type_name -> simhash_index.v1.QueryRequest
-	26, // 4: simhash_index.v1.QueryOutcome.status:type_name -> google.rpc.Status
-	16, // 5: simhash_index.v1.QueryOutcome.response:type_name -> simhash_index.v1.QueryResponse
-	9,  // 6: simhash_index.v1.QueryBatchResponse.outcomes:type_name -> simhash_index.v1.QueryOutcome
-	17, // 7: simhash_index.v1.DeduplicateBatchRequest.documents:type_name -> simhash_index.v1.DeduplicateRequest
-	26, // 8: simhash_index.v1.DeduplicateOutcome.status:type_name -> google.rpc.Status
-	18, // 9: simhash_index.v1.DeduplicateOutcome.response:type_name -> simhash_index.v1.DeduplicateResponse
-	12, // 10: simhash_index.v1.DeduplicateBatchResponse.outcomes:type_name -> simhash_index.v1.DeduplicateOutcome
-	0,  // 11: simhash_index.v1.Hit.verification:type_name -> simhash_index.v1.Verification
-	15, // 12: simhash_index.v1.QueryResponse.hits:type_name -> simhash_index.v1.Hit
-	15, // 13: simhash_index.v1.DeduplicateResponse.hits:type_name -> simhash_index.v1.Hit
-	25, // 14: simhash_index.v1.StatsResponse.top_fingerprints:type_name -> simhash_index.v1.FingerprintCount
-	27, // 15: simhash_index.v1.StatsResponse.last_gc:type_name -> google.protobuf.Timestamp
-	1,  // 16: simhash_index.v1.SimHashIndex.Fingerprint:input_type -> simhash_index.v1.FingerprintRequest
-	3,  // 17: simhash_index.v1.SimHashIndex.Index:input_type -> simhash_index.v1.IndexRequest
-	5,  // 18: simhash_index.v1.SimHashIndex.IndexBatch:input_type -> simhash_index.v1.IndexBatchRequest
-	8,  // 19: simhash_index.v1.SimHashIndex.QueryBatch:input_type -> simhash_index.v1.QueryBatchRequest
-	11, // 20: simhash_index.v1.SimHashIndex.DeduplicateBatch:input_type -> simhash_index.v1.DeduplicateBatchRequest
-	14, // 21: simhash_index.v1.SimHashIndex.Query:input_type -> simhash_index.v1.QueryRequest
-	17, // 22: simhash_index.v1.SimHashIndex.Deduplicate:input_type -> simhash_index.v1.DeduplicateRequest
-	19, // 23: simhash_index.v1.SimHashIndex.Get:input_type -> simhash_index.v1.GetRequest
-	21, // 24: simhash_index.v1.SimHashIndex.Delete:input_type -> simhash_index.v1.DeleteRequest
-	23, // 25: simhash_index.v1.SimHashIndex.Stats:input_type -> simhash_index.v1.StatsRequest
-	2,  // 26: simhash_index.v1.SimHashIndex.Fingerprint:output_type -> simhash_index.v1.FingerprintResponse
-	4,  // 27: simhash_index.v1.SimHashIndex.Index:output_type -> simhash_index.v1.IndexResponse
-	7,  // 28: simhash_index.v1.SimHashIndex.IndexBatch:output_type -> simhash_index.v1.IndexBatchResponse
-	10, // 29: simhash_index.v1.SimHashIndex.QueryBatch:output_type -> simhash_index.v1.QueryBatchResponse
-	13, // 30: simhash_index.v1.SimHashIndex.DeduplicateBatch:output_type -> simhash_index.v1.DeduplicateBatchResponse
-	16, // 31: simhash_index.v1.SimHashIndex.Query:output_type -> simhash_index.v1.QueryResponse
-	18, // 32: simhash_index.v1.SimHashIndex.Deduplicate:output_type -> simhash_index.v1.DeduplicateResponse
-	20, // 33: simhash_index.v1.SimHashIndex.Get:output_type -> simhash_index.v1.GetResponse
-	22, // 34: simhash_index.v1.SimHashIndex.Delete:output_type -> simhash_index.v1.DeleteResponse
-	24, // 35: simhash_index.v1.SimHashIndex.Stats:output_type -> simhash_index.v1.StatsResponse
-	26, // [26:36] is the sub-list for method output_type
-	16, // [16:26] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	26, // 0: simhash_index.v1.IndexRequest.indexed_at:type_name -> google.protobuf.Timestamp
+	3,  // 1: simhash_index.v1.IndexBatchRequest.documents:type_name -> simhash_index.v1.IndexRequest
+	27, // 2: simhash_index.v1.IndexOutcome.status:type_name -> google.rpc.Status
+	6,  // 3: simhash_index.v1.IndexBatchResponse.outcomes:type_name -> simhash_index.v1.IndexOutcome
+	14, // 4: simhash_index.v1.QueryBatchRequest.queries:type_name -> simhash_index.v1.QueryRequest
+	27, // 5: simhash_index.v1.QueryOutcome.status:type_name -> google.rpc.Status
+	16, // 6: simhash_index.v1.QueryOutcome.response:type_name -> simhash_index.v1.QueryResponse
+	9,  // 7: simhash_index.v1.QueryBatchResponse.outcomes:type_name -> simhash_index.v1.QueryOutcome
+	17, // 8: simhash_index.v1.DeduplicateBatchRequest.documents:type_name -> simhash_index.v1.DeduplicateRequest
+	27, // 9: simhash_index.v1.DeduplicateOutcome.status:type_name -> google.rpc.Status
+	18, // 10: simhash_index.v1.DeduplicateOutcome.response:type_name -> simhash_index.v1.DeduplicateResponse
+	12, // 11: simhash_index.v1.DeduplicateBatchResponse.outcomes:type_name -> simhash_index.v1.DeduplicateOutcome
+	28, // 12: simhash_index.v1.QueryRequest.max_age:type_name -> google.protobuf.Duration
+	0,  // 13: simhash_index.v1.Hit.verification:type_name -> simhash_index.v1.Verification
+	15, // 14: simhash_index.v1.QueryResponse.hits:type_name -> simhash_index.v1.Hit
+	26, // 15: simhash_index.v1.DeduplicateRequest.indexed_at:type_name -> google.protobuf.Timestamp
+	28, // 16: simhash_index.v1.DeduplicateRequest.max_age:type_name -> google.protobuf.Duration
+	15, // 17: simhash_index.v1.DeduplicateResponse.hits:type_name -> simhash_index.v1.Hit
+	25, // 18: simhash_index.v1.StatsResponse.top_fingerprints:type_name -> simhash_index.v1.FingerprintCount
+	26, // 19: simhash_index.v1.StatsResponse.last_gc:type_name -> google.protobuf.Timestamp
+	28, // 20: simhash_index.v1.StatsResponse.retention:type_name -> google.protobuf.Duration
+	1,  // 21: simhash_index.v1.SimHashIndex.Fingerprint:input_type -> simhash_index.v1.FingerprintRequest
+	3,  // 22: simhash_index.v1.SimHashIndex.Index:input_type -> simhash_index.v1.IndexRequest
+	5,  // 23: simhash_index.v1.SimHashIndex.IndexBatch:input_type -> simhash_index.v1.IndexBatchRequest
+	8,  // 24: simhash_index.v1.SimHashIndex.QueryBatch:input_type -> simhash_index.v1.QueryBatchRequest
+	11, // 25: simhash_index.v1.SimHashIndex.DeduplicateBatch:input_type -> simhash_index.v1.DeduplicateBatchRequest
+	14, // 26: simhash_index.v1.SimHashIndex.Query:input_type -> simhash_index.v1.QueryRequest
+	17, // 27: simhash_index.v1.SimHashIndex.Deduplicate:input_type -> simhash_index.v1.DeduplicateRequest
+	19, // 28: simhash_index.v1.SimHashIndex.Get:input_type -> simhash_index.v1.GetRequest
+	21, // 29: simhash_index.v1.SimHashIndex.Delete:input_type -> simhash_index.v1.DeleteRequest
+	23, // 30: simhash_index.v1.SimHashIndex.Stats:input_type -> simhash_index.v1.StatsRequest
+	2,  // 31: simhash_index.v1.SimHashIndex.Fingerprint:output_type -> simhash_index.v1.FingerprintResponse
+	4,  // 32: simhash_index.v1.SimHashIndex.Index:output_type -> simhash_index.v1.IndexResponse
+	7,  // 33: simhash_index.v1.SimHashIndex.IndexBatch:output_type -> simhash_index.v1.IndexBatchResponse
+	10, // 34: simhash_index.v1.SimHashIndex.QueryBatch:output_type -> simhash_index.v1.QueryBatchResponse
+	13, // 35: simhash_index.v1.SimHashIndex.DeduplicateBatch:output_type -> simhash_index.v1.DeduplicateBatchResponse
+	16, // 36: simhash_index.v1.SimHashIndex.Query:output_type -> simhash_index.v1.QueryResponse
+	18, // 37: simhash_index.v1.SimHashIndex.Deduplicate:output_type -> simhash_index.v1.DeduplicateResponse
+	20, // 38: simhash_index.v1.SimHashIndex.Get:output_type -> simhash_index.v1.GetResponse
+	22, // 39: simhash_index.v1.SimHashIndex.Delete:output_type -> simhash_index.v1.DeleteResponse
+	24, // 40: simhash_index.v1.SimHashIndex.Stats:output_type -> simhash_index.v1.StatsResponse
+	31, // [31:41] is the sub-list for method output_type
+	21, // [21:31] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_simhash_index_v1_simhash_index_proto_init() }

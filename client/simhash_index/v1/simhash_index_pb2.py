@@ -22,11 +22,12 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from google.rpc import status_pb2 as google_dot_rpc_dot_status__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$simhash_index/v1/simhash_index.proto\x12\x10simhash_index.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\"\n\x12\x46ingerprintRequest\x12\x0c\n\x04text\x18\x01 \x01(\t\"U\n\x13\x46ingerprintResponse\x12\x0f\n\x07simhash\x18\x01 \x01(\x06\x12\x10\n\x08\x66\x65\x61tures\x18\x02 \x01(\r\x12\x1b\n\x13\x66ingerprint_version\x18\x03 \x01(\t\"y\n\x0cIndexRequest\x12\x0e\n\x06\x64oc_id\x18\x01 \x01(\t\x12\x11\n\x04text\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x14\n\x07simhash\x18\x03 \x01(\x06H\x01\x88\x01\x01\x12\x1b\n\x13\x66ingerprint_version\x18\x04 \x01(\tB\x07\n\x05_textB\n\n\x08_simhash\"B\n\rIndexResponse\x12\x0e\n\x06\x64oc_id\x18\x01 \x01(\t\x12\x0f\n\x07simhash\x18\x02 \x01(\x06\x12\x10\n\x08\x66\x65\x61tures\x18\x03 \x01(\r\"F\n\x11IndexBatchRequest\x12\x31\n\tdocuments\x18\x01 \x03(\x0b\x32\x1e.simhash_index.v1.IndexRequest\"p\n\x0cIndexOutcome\x12\x0e\n\x06\x64oc_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\x05\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\x0f\n\x07simhash\x18\x04 \x01(\x06\x12\"\n\x06status\x18\x05 \x01(\x0b\x32\x12.google.rpc.Status\"i\n\x12IndexBatchResponse\x12\x30\n\x08outcomes\x18\x01 \x03(\x0b\x32\x1e.simhash_index.v1.IndexOutcome\x12\x0f\n\x07indexed\x18\x02 \x01(\r\x12\x10\n\x08rejected\x18\x03 \x01(\r\"D\n\x11QueryBatchRequest\x12/\n\x07queries\x18\x01 \x03(\x0b\x32\x1e.simhash_index.v1.QueryRequest\"e\n\x0cQueryOutcome\x12\"\n\x06status\x18\x01 \x01(\x0b\x32\x12.google.rpc.Status\x12\x31\n\x08response\x18\x02 \x01(\x0b\x32\x1f.simhash_index.v1.QueryResponse\"F\n\x12QueryBatchResponse\x12\x30\n\x08outcomes\x18\x01 \x03(\x0b\x32\x1e.simhash_index.v1.QueryOutcome\"R\n\x17\x44\x65\x64uplicateBatchRequest\x12\x37\n\tdocuments\x18\x01 \x03(\x0b\x32$.simhash_index.v1.DeduplicateRequest\"q\n\x12\x44\x65\x64uplicateOutcome\x12\"\n\x06status\x18\x01 \x01(\x0b\x32\x12.google.rpc.Status\x12\x37\n\x08response\x18\x02 \x01(\x0b\x32%.simhash_index.v1.DeduplicateResponse\"\x88\x01\n\x18\x44\x65\x64uplicateBatchResponse\x12\x36\n\x08outcomes\x18\x01 \x03(\x0b\x32$.simhash_index.v1.DeduplicateOutcome\x12\x0e\n\x06stored\x18\x02 \x01(\r\x12\x12\n\nduplicates\x18\x03 \x01(\r\x12\x10\n\x08rejected\x18\x04 \x01(\r\"\xd4\x01\n\x0cQueryRequest\x12\x11\n\x04text\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x14\n\x07simhash\x18\x02 \x01(\x06H\x01\x88\x01\x01\x12\x19\n\x0cmax_distance\x18\x03 \x01(\rH\x02\x88\x01\x01\x12\r\n\x05limit\x18\x04 \x01(\r\x12\x1b\n\x13\x66ingerprint_version\x18\x05 \x01(\t\x12\x1b\n\x0emin_similarity\x18\x06 \x01(\x01H\x03\x88\x01\x01\x42\x07\n\x05_textB\n\n\x08_simhashB\x0f\n\r_max_distanceB\x11\n\x0f_min_similarity\"\x96\x01\n\x03Hit\x12\x0e\n\x06\x64oc_id\x18\x01 \x01(\t\x12\x0f\n\x07simhash\x18\x02 \x01(\x06\x12\x10\n\x08\x64istance\x18\x03 \x01(\r\x12\x17\n\nsimilarity\x18\x04 \x01(\x01H\x00\x88\x01\x01\x12\x34\n\x0cverification\x18\x05 \x01(\x0e\x32\x1e.simhash_index.v1.VerificationB\r\n\x0b_similarity\"q\n\rQueryResponse\x12#\n\x04hits\x18\x01 \x03(\x0b\x32\x15.simhash_index.v1.Hit\x12\x0f\n\x07simhash\x18\x02 \x01(\x06\x12\x10\n\x08\x66\x65\x61tures\x18\x03 \x01(\r\x12\x18\n\x10\x62\x65low_similarity\x18\x04 \x01(\r\"\xea\x01\n\x12\x44\x65\x64uplicateRequest\x12\x0e\n\x06\x64oc_id\x18\x01 \x01(\t\x12\x11\n\x04text\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x14\n\x07simhash\x18\x03 \x01(\x06H\x01\x88\x01\x01\x12\x19\n\x0cmax_distance\x18\x04 \x01(\rH\x02\x88\x01\x01\x12\r\n\x05limit\x18\x05 \x01(\r\x12\x1b\n\x13\x66ingerprint_version\x18\x06 \x01(\t\x12\x1b\n\x0emin_similarity\x18\x07 \x01(\x01H\x03\x88\x01\x01\x42\x07\n\x05_textB\n\n\x08_simhashB\x0f\n\r_max_distanceB\x11\n\x0f_min_similarity\"\x87\x01\n\x13\x44\x65\x64uplicateResponse\x12#\n\x04hits\x18\x01 \x03(\x0b\x32\x15.simhash_index.v1.Hit\x12\x0e\n\x06stored\x18\x02 \x01(\x08\x12\x0f\n\x07simhash\x18\x03 \x01(\x06\x12\x10\n\x08\x66\x65\x61tures\x18\x04 \x01(\r\x12\x18\n\x10\x62\x65low_similarity\x18\x05 \x01(\r\"\x1c\n\nGetRequest\x12\x0e\n\x06\x64oc_id\x18\x01 \x01(\t\".\n\x0bGetResponse\x12\x0e\n\x06\x64oc_id\x18\x01 \x01(\t\x12\x0f\n\x07simhash\x18\x02 \x01(\x06\" \n\rDeleteRequest\x12\x0f\n\x07\x64oc_ids\x18\x01 \x03(\t\"!\n\x0e\x44\x65leteResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\r\"\x0e\n\x0cStatsRequest\"\xba\x02\n\rStatsResponse\x12\x11\n\tdocuments\x18\x01 \x01(\x04\x12\x1b\n\x13\x66ingerprint_version\x18\x02 \x01(\t\x12\x0e\n\x06layout\x18\x03 \x01(\t\x12\x0e\n\x06tables\x18\x04 \x03(\t\x12\x14\n\x0cmax_distance\x18\x05 \x01(\r\x12\x1c\n\x14\x64rawer_rows_estimate\x18\x06 \x01(\x04\x12#\n\x1borphan_drawer_rows_estimate\x18\x07 \x01(\x04\x12\x15\n\rorphan_sample\x18\x08 \x01(\r\x12<\n\x10top_fingerprints\x18\t \x03(\x0b\x32\".simhash_index.v1.FingerprintCount\x12+\n\x07last_gc\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"6\n\x10\x46ingerprintCount\x12\x0f\n\x07simhash\x18\x01 \x01(\x06\x12\x11\n\tdocuments\x18\x02 \x01(\x04*d\n\x0cVerification\x12\x1c\n\x18VERIFICATION_UNSPECIFIED\x10\x00\x12\x19\n\x15VERIFICATION_VERIFIED\x10\x01\x12\x1b\n\x17VERIFICATION_UNVERIFIED\x10\x02\x32\xd2\x06\n\x0cSimHashIndex\x12Z\n\x0b\x46ingerprint\x12$.simhash_index.v1.FingerprintRequest\x1a%.simhash_index.v1.FingerprintResponse\x12H\n\x05Index\x12\x1e.simhash_index.v1.IndexRequest\x1a\x1f.simhash_index.v1.IndexResponse\x12W\n\nIndexBatch\x12#.simhash_index.v1.IndexBatchRequest\x1a$.simhash_index.v1.IndexBatchResponse\x12W\n\nQueryBatch\x12#.simhash_index.v1.QueryBatchRequest\x1a$.simhash_index.v1.QueryBatchResponse\x12i\n\x10\x44\x65\x64uplicateBatch\x12).simhash_index.v1.DeduplicateBatchRequest\x1a*.simhash_index.v1.DeduplicateBatchResponse\x12H\n\x05Query\x12\x1e.simhash_index.v1.QueryRequest\x1a\x1f.simhash_index.v1.QueryResponse\x12Z\n\x0b\x44\x65\x64uplicate\x12$.simhash_index.v1.DeduplicateRequest\x1a%.simhash_index.v1.DeduplicateResponse\x12\x42\n\x03Get\x12\x1c.simhash_index.v1.GetRequest\x1a\x1d.simhash_index.v1.GetResponse\x12K\n\x06\x44\x65lete\x12\x1f.simhash_index.v1.DeleteRequest\x1a .simhash_index.v1.DeleteResponse\x12H\n\x05Stats\x12\x1e.simhash_index.v1.StatsRequest\x1a\x1f.simhash_index.v1.StatsResponseBq\n\x12io.simhashindex.v1P\x01ZGgithub.com/simhash-index/simhash-index/go/simhashindexv1;simhashindexv1\xaa\x02\x0fSimhashIndex.V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$simhash_index/v1/simhash_index.proto\x12\x10simhash_index.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\"\n\x12\x46ingerprintRequest\x12\x0c\n\x04text\x18\x01 \x01(\t\"U\n\x13\x46ingerprintResponse\x12\x0f\n\x07simhash\x18\x01 \x01(\x06\x12\x10\n\x08\x66\x65\x61tures\x18\x02 \x01(\r\x12\x1b\n\x13\x66ingerprint_version\x18\x03 \x01(\t\"\xa9\x01\n\x0cIndexRequest\x12\x0e\n\x06\x64oc_id\x18\x01 \x01(\t\x12\x11\n\x04text\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x14\n\x07simhash\x18\x03 \x01(\x06H\x01\x88\x01\x01\x12\x1b\n\x13\x66ingerprint_version\x18\x04 \x01(\t\x12.\n\nindexed_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x07\n\x05_textB\n\n\x08_simhash\"B\n\rIndexResponse\x12\x0e\n\x06\x64oc_id\x18\x01 \x01(\t\x12\x0f\n\x07simhash\x18\x02 \x01(\x06\x12\x10\n\x08\x66\x65\x61tures\x18\x03 \x01(\r\"F\n\x11IndexBatchRequest\x12\x31\n\tdocuments\x18\x01 \x03(\x0b\x32\x1e.simhash_index.v1.IndexRequest\"p\n\x0cIndexOutcome\x12\x0e\n\x06\x64oc_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\x05\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\x0f\n\x07simhash\x18\x04 \x01(\x06\x12\"\n\x06status\x18\x05 \x01(\x0b\x32\x12.google.rpc.Status\"i\n\x12IndexBatchResponse\x12\x30\n\x08outcomes\x18\x01 \x03(\x0b\x32\x1e.simhash_index.v1.IndexOutcome\x12\x0f\n\x07indexed\x18\x02 \x01(\r\x12\x10\n\x08rejected\x18\x03 \x01(\r\"D\n\x11QueryBatchRequest\x12/\n\x07queries\x18\x01 \x03(\x0b\x32\x1e.simhash_index.v1.QueryRequest\"e\n\x0cQueryOutcome\x12\"\n\x06status\x18\x01 \x01(\x0b\x32\x12.google.rpc.Status\x12\x31\n\x08response\x18\x02 \x01(\x0b\x32\x1f.simhash_index.v1.QueryResponse\"F\n\x12QueryBatchResponse\x12\x30\n\x08outcomes\x18\x01 \x03(\x0b\x32\x1e.simhash_index.v1.QueryOutcome\"R\n\x17\x44\x65\x64uplicateBatchRequest\x12\x37\n\tdocuments\x18\x01 \x03(\x0b\x32$.simhash_index.v1.DeduplicateRequest\"q\n\x12\x44\x65\x64uplicateOutcome\x12\"\n\x06status\x18\x01 \x01(\x0b\x32\x12.google.rpc.Status\x12\x37\n\x08response\x18\x02 \x01(\x0b\x32%.simhash_index.v1.DeduplicateResponse\"\x88\x01\n\x18\x44\x65\x64uplicateBatchResponse\x12\x36\n\x08outcomes\x18\x01 \x03(\x0b\x32$.simhash_index.v1.DeduplicateOutcome\x12\x0e\n\x06stored\x18\x02 \x01(\r\x12\x12\n\nduplicates\x18\x03 \x01(\r\x12\x10\n\x08rejected\x18\x04 \x01(\r\"\x80\x02\n\x0cQueryRequest\x12\x11\n\x04text\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x14\n\x07simhash\x18\x02 \x01(\x06H\x01\x88\x01\x01\x12\x19\n\x0cmax_distance\x18\x03 \x01(\rH\x02\x88\x01\x01\x12\r\n\x05limit\x18\x04 \x01(\r\x12\x1b\n\x13\x66ingerprint_version\x18\x05 \x01(\t\x12\x1b\n\x0emin_similarity\x18\x06 \x01(\x01H\x03\x88\x01\x01\x12*\n\x07max_age\x18\x07 \x01(\x0b\x32\x19.google.protobuf.DurationB\x07\n\x05_textB\n\n\x08_simhashB\x0f\n\r_max_distanceB\x11\n\x0f_min_similarity\"\x96\x01\n\x03Hit\x12\x0e\n\x06\x64oc_id\x18\x01 \x01(\t\x12\x0f\n\x07simhash\x18\x02 \x01(\x06\x12\x10\n\x08\x64istance\x18\x03 \x01(\r\x12\x17\n\nsimilarity\x18\x04 \x01(\x01H\x00\x88\x01\x01\x12\x34\n\x0cverification\x18\x05 \x01(\x0e\x32\x1e.simhash_index.v1.VerificationB\r\n\x0b_similarity\"q\n\rQueryResponse\x12#\n\x04hits\x18\x01 \x03(\x0b\x32\x15.simhash_index.v1.Hit\x12\x0f\n\x07simhash\x18\x02 \x01(\x06\x12\x10\n\x08\x66\x65\x61tures\x18\x03 \x01(\r\x12\x18\n\x10\x62\x65low_similarity\x18\x04 \x01(\r\"\xc6\x02\n\x12\x44\x65\x64uplicateRequest\x12\x0e\n\x06\x64oc_id\x18\x01 \x01(\t\x12\x11\n\x04text\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x14\n\x07simhash\x18\x03 \x01(\x06H\x01\x88\x01\x01\x12\x19\n\x0cmax_distance\x18\x04 \x01(\rH\x02\x88\x01\x01\x12\r\n\x05limit\x18\x05 \x01(\r\x12\x1b\n\x13\x66ingerprint_version\x18\x06 \x01(\t\x12\x1b\n\x0emin_similarity\x18\x07 \x01(\x01H\x03\x88\x01\x01\x12.\n\nindexed_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\x07max_age\x18\t \x01(\x0b\x32\x19.google.protobuf.DurationB\x07\n\x05_textB\n\n\x08_simhashB\x0f\n\r_max_distanceB\x11\n\x0f_min_similarity\"\x87\x01\n\x13\x44\x65\x64uplicateResponse\x12#\n\x04hits\x18\x01 \x03(\x0b\x32\x15.simhash_index.v1.Hit\x12\x0e\n\x06stored\x18\x02 \x01(\x08\x12\x0f\n\x07simhash\x18\x03 \x01(\x06\x12\x10\n\x08\x66\x65\x61tures\x18\x04 \x01(\r\x12\x18\n\x10\x62\x65low_similarity\x18\x05 \x01(\r\"\x1c\n\nGetRequest\x12\x0e\n\x06\x64oc_id\x18\x01 \x01(\t\".\n\x0bGetResponse\x12\x0e\n\x06\x64oc_id\x18\x01 \x01(\t\x12\x0f\n\x07simhash\x18\x02 \x01(\x06\" \n\rDeleteRequest\x12\x0f\n\x07\x64oc_ids\x18\x01 \x03(\t\"!\n\x0e\x44\x65leteResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\r\"\x0e\n\x0cStatsRequest\"\xe8\x02\n\rStatsResponse\x12\x11\n\tdocuments\x18\x01 \x01(\x04\x12\x1b\n\x13\x66ingerprint_version\x18\x02 \x01(\t\x12\x0e\n\x06layout\x18\x03 \x01(\t\x12\x0e\n\x06tables\x18\x04 \x03(\t\x12\x14\n\x0cmax_distance\x18\x05 \x01(\r\x12\x1c\n\x14\x64rawer_rows_estimate\x18\x06 \x01(\x04\x12#\n\x1borphan_drawer_rows_estimate\x18\x07 \x01(\x04\x12\x15\n\rorphan_sample\x18\x08 \x01(\r\x12<\n\x10top_fingerprints\x18\t \x03(\x0b\x32\".simhash_index.v1.FingerprintCount\x12+\n\x07last_gc\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\tretention\x18\x0b \x01(\x0b\x32\x19.google.protobuf.Duration\"6\n\x10\x46ingerprintCount\x12\x0f\n\x07simhash\x18\x01 \x01(\x06\x12\x11\n\tdocuments\x18\x02 \x01(\x04*d\n\x0cVerification\x12\x1c\n\x18VERIFICATION_UNSPECIFIED\x10\x00\x12\x19\n\x15VERIFICATION_VERIFIED\x10\x01\x12\x1b\n\x17VERIFICATION_UNVERIFIED\x10\x02\x32\xd2\x06\n\x0cSimHashIndex\x12Z\n\x0b\x46ingerprint\x12$.simhash_index.v1.FingerprintRequest\x1a%.simhash_index.v1.FingerprintResponse\x12H\n\x05Index\x12\x1e.simhash_index.v1.IndexRequest\x1a\x1f.simhash_index.v1.IndexResponse\x12W\n\nIndexBatch\x12#.simhash_index.v1.IndexBatchRequest\x1a$.simhash_index.v1.IndexBatchResponse\x12W\n\nQueryBatch\x12#.simhash_index.v1.QueryBatchRequest\x1a$.simhash_index.v1.QueryBatchResponse\x12i\n\x10\x44\x65\x64uplicateBatch\x12).simhash_index.v1.DeduplicateBatchRequest\x1a*.simhash_index.v1.DeduplicateBatchResponse\x12H\n\x05Query\x12\x1e.simhash_index.v1.QueryRequest\x1a\x1f.simhash_index.v1.QueryResponse\x12Z\n\x0b\x44\x65\x64uplicate\x12$.simhash_index.v1.DeduplicateRequest\x1a%.simhash_index.v1.DeduplicateResponse\x12\x42\n\x03Get\x12\x1c.simhash_index.v1.GetRequest\x1a\x1d.simhash_index.v1.GetResponse\x12K\n\x06\x44\x65lete\x12\x1f.simhash_index.v1.DeleteRequest\x1a .simhash_index.v1.DeleteResponse\x12H\n\x05Stats\x12\x1e.simhash_index.v1.StatsRequest\x1a\x1f.simhash_index.v1.StatsResponseBq\n\x12io.simhashindex.v1P\x01ZGgithub.com/simhash-index/simhash-index/go/simhashindexv1;simhashindexv1\xaa\x02\x0fSimhashIndex.V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,58 +35,58 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'simhash_index.v1.simhash_in
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\022io.simhashindex.v1P\001ZGgithub.com/simhash-index/simhash-index/go/simhashindexv1;simhashindexv1\252\002\017SimhashIndex.V1'
-  _globals['_VERIFICATION']._serialized_start=2700
-  _globals['_VERIFICATION']._serialized_end=2800
-  _globals['_FINGERPRINTREQUEST']._serialized_start=116
-  _globals['_FINGERPRINTREQUEST']._serialized_end=150
-  _globals['_FINGERPRINTRESPONSE']._serialized_start=152
-  _globals['_FINGERPRINTRESPONSE']._serialized_end=237
-  _globals['_INDEXREQUEST']._serialized_start=239
-  _globals['_INDEXREQUEST']._serialized_end=360
-  _globals['_INDEXRESPONSE']._serialized_start=362
-  _globals['_INDEXRESPONSE']._serialized_end=428
-  _globals['_INDEXBATCHREQUEST']._serialized_start=430
-  _globals['_INDEXBATCHREQUEST']._serialized_end=500
-  _globals['_INDEXOUTCOME']._serialized_start=502
-  _globals['_INDEXOUTCOME']._serialized_end=614
-  _globals['_INDEXBATCHRESPONSE']._serialized_start=616
-  _globals['_INDEXBATCHRESPONSE']._serialized_end=721
-  _globals['_QUERYBATCHREQUEST']._serialized_start=723
-  _globals['_QUERYBATCHREQUEST']._serialized_end=791
-  _globals['_QUERYOUTCOME']._serialized_start=793
-  _globals['_QUERYOUTCOME']._serialized_end=894
-  _globals['_QUERYBATCHRESPONSE']._serialized_start=896
-  _globals['_QUERYBATCHRESPONSE']._serialized_end=966
-  _globals['_DEDUPLICATEBATCHREQUEST']._serialized_start=968
-  _globals['_DEDUPLICATEBATCHREQUEST']._serialized_end=1050
-  _globals['_DEDUPLICATEOUTCOME']._serialized_start=1052
-  _globals['_DEDUPLICATEOUTCOME']._serialized_end=1165
-  _globals['_DEDUPLICATEBATCHRESPONSE']._serialized_start=1168
-  _globals['_DEDUPLICATEBATCHRESPONSE']._serialized_end=1304
-  _globals['_QUERYREQUEST']._serialized_start=1307
-  _globals['_QUERYREQUEST']._serialized_end=1519
-  _globals['_HIT']._serialized_start=1522
-  _globals['_HIT']._serialized_end=1672
-  _globals['_QUERYRESPONSE']._serialized_start=1674
-  _globals['_QUERYRESPONSE']._serialized_end=1787
-  _globals['_DEDUPLICATEREQUEST']._serialized_start=1790
-  _globals['_DEDUPLICATEREQUEST']._serialized_end=2024
-  _globals['_DEDUPLICATERESPONSE']._serialized_start=2027
-  _globals['_DEDUPLICATERESPONSE']._serialized_end=2162
-  _globals['_GETREQUEST']._serialized_start=2164
-  _globals['_GETREQUEST']._serialized_end=2192
-  _globals['_GETRESPONSE']._serialized_start=2194
-  _globals['_GETRESPONSE']._serialized_end=2240
-  _globals['_DELETEREQUEST']._serialized_start=2242
-  _globals['_DELETEREQUEST']._serialized_end=2274
-  _globals['_DELETERESPONSE']._serialized_start=2276
-  _globals['_DELETERESPONSE']._serialized_end=2309
-  _globals['_STATSREQUEST']._serialized_start=2311
-  _globals['_STATSREQUEST']._serialized_end=2325
-  _globals['_STATSRESPONSE']._serialized_start=2328
-  _globals['_STATSRESPONSE']._serialized_end=2642
-  _globals['_FINGERPRINTCOUNT']._serialized_start=2644
-  _globals['_FINGERPRINTCOUNT']._serialized_end=2698
-  _globals['_SIMHASHINDEX']._serialized_start=2803
-  _globals['_SIMHASHINDEX']._serialized_end=3653
+  _globals['_VERIFICATION']._serialized_start=2963
+  _globals['_VERIFICATION']._serialized_end=3063
+  _globals['_FINGERPRINTREQUEST']._serialized_start=148
+  _globals['_FINGERPRINTREQUEST']._serialized_end=182
+  _globals['_FINGERPRINTRESPONSE']._serialized_start=184
+  _globals['_FINGERPRINTRESPONSE']._serialized_end=269
+  _globals['_INDEXREQUEST']._serialized_start=272
+  _globals['_INDEXREQUEST']._serialized_end=441
+  _globals['_INDEXRESPONSE']._serialized_start=443
+  _globals['_INDEXRESPONSE']._serialized_end=509
+  _globals['_INDEXBATCHREQUEST']._serialized_start=511
+  _globals['_INDEXBATCHREQUEST']._serialized_end=581
+  _globals['_INDEXOUTCOME']._serialized_start=583
+  _globals['_INDEXOUTCOME']._serialized_end=695
+  _globals['_INDEXBATCHRESPONSE']._serialized_start=697
+  _globals['_INDEXBATCHRESPONSE']._serialized_end=802
+  _globals['_QUERYBATCHREQUEST']._serialized_start=804
+  _globals['_QUERYBATCHREQUEST']._serialized_end=872
+  _globals['_QUERYOUTCOME']._serialized_start=874
+  _globals['_QUERYOUTCOME']._serialized_end=975
+  _globals['_QUERYBATCHRESPONSE']._serialized_start=977
+  _globals['_QUERYBATCHRESPONSE']._serialized_end=1047
+  _globals['_DEDUPLICATEBATCHREQUEST']._serialized_start=1049
+  _globals['_DEDUPLICATEBATCHREQUEST']._serialized_end=1131
+  _globals['_DEDUPLICATEOUTCOME']._serialized_start=1133
+  _globals['_DEDUPLICATEOUTCOME']._serialized_end=1246
+  _globals['_DEDUPLICATEBATCHRESPONSE']._serialized_start=1249
+  _globals['_DEDUPLICATEBATCHRESPONSE']._serialized_end=1385
+  _globals['_QUERYREQUEST']._serialized_start=1388
+  _globals['_QUERYREQUEST']._serialized_end=1644
+  _globals['_HIT']._serialized_start=1647
+  _globals['_HIT']._serialized_end=1797
+  _globals['_QUERYRESPONSE']._serialized_start=1799
+  _globals['_QUERYRESPONSE']._serialized_end=1912
+  _globals['_DEDUPLICATEREQUEST']._serialized_start=1915
+  _globals['_DEDUPLICATEREQUEST']._serialized_end=2241
+  _globals['_DEDUPLICATERESPONSE']._serialized_start=2244
+  _globals['_DEDUPLICATERESPONSE']._serialized_end=2379
+  _globals['_GETREQUEST']._serialized_start=2381
+  _globals['_GETREQUEST']._serialized_end=2409
+  _globals['_GETRESPONSE']._serialized_start=2411
+  _globals['_GETRESPONSE']._serialized_end=2457
+  _globals['_DELETEREQUEST']._serialized_start=2459
+  _globals['_DELETEREQUEST']._serialized_end=2491
+  _globals['_DELETERESPONSE']._serialized_start=2493
+  _globals['_DELETERESPONSE']._serialized_end=2526
+  _globals['_STATSREQUEST']._serialized_start=2528
+  _globals['_STATSREQUEST']._serialized_end=2542
+  _globals['_STATSRESPONSE']._serialized_start=2545
+  _globals['_STATSRESPONSE']._serialized_end=2905
+  _globals['_FINGERPRINTCOUNT']._serialized_start=2907
+  _globals['_FINGERPRINTCOUNT']._serialized_end=2961
+  _globals['_SIMHASHINDEX']._serialized_start=3066
+  _globals['_SIMHASHINDEX']._serialized_end=3916
 # @@protoc_insertion_point(module_scope)

@@ -1,5 +1,6 @@
 import datetime
 
+from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.rpc import status_pb2 as _status_pb2
 from google.protobuf.internal import containers as _containers
@@ -37,16 +38,18 @@ class FingerprintResponse(_message.Message):
     def __init__(self, simhash: _Optional[int] = ..., features: _Optional[int] = ..., fingerprint_version: _Optional[str] = ...) -> None: ...
 
 class IndexRequest(_message.Message):
-    __slots__ = ("doc_id", "text", "simhash", "fingerprint_version")
+    __slots__ = ("doc_id", "text", "simhash", "fingerprint_version", "indexed_at")
     DOC_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     SIMHASH_FIELD_NUMBER: _ClassVar[int]
     FINGERPRINT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    INDEXED_AT_FIELD_NUMBER: _ClassVar[int]
     doc_id: str
     text: str
     simhash: int
     fingerprint_version: str
-    def __init__(self, doc_id: _Optional[str] = ..., text: _Optional[str] = ..., simhash: _Optional[int] = ..., fingerprint_version: _Optional[str] = ...) -> None: ...
+    indexed_at: _timestamp_pb2.Timestamp
+    def __init__(self, doc_id: _Optional[str] = ..., text: _Optional[str] = ..., simhash: _Optional[int] = ..., fingerprint_version: _Optional[str] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class IndexResponse(_message.Message):
     __slots__ = ("doc_id", "simhash", "features")
@@ -135,20 +138,22 @@ class DeduplicateBatchResponse(_message.Message):
     def __init__(self, outcomes: _Optional[_Iterable[_Union[DeduplicateOutcome, _Mapping]]] = ..., stored: _Optional[int] = ..., duplicates: _Optional[int] = ..., rejected: _Optional[int] = ...) -> None: ...
 
 class QueryRequest(_message.Message):
-    __slots__ = ("text", "simhash", "max_distance", "limit", "fingerprint_version", "min_similarity")
+    __slots__ = ("text", "simhash", "max_distance", "limit", "fingerprint_version", "min_similarity", "max_age")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     SIMHASH_FIELD_NUMBER: _ClassVar[int]
     MAX_DISTANCE_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     FINGERPRINT_VERSION_FIELD_NUMBER: _ClassVar[int]
     MIN_SIMILARITY_FIELD_NUMBER: _ClassVar[int]
+    MAX_AGE_FIELD_NUMBER: _ClassVar[int]
     text: str
     simhash: int
     max_distance: int
     limit: int
     fingerprint_version: str
     min_similarity: float
-    def __init__(self, text: _Optional[str] = ..., simhash: _Optional[int] = ..., max_distance: _Optional[int] = ..., limit: _Optional[int] = ..., fingerprint_version: _Optional[str] = ..., min_similarity: _Optional[float] = ...) -> None: ...
+    max_age: _duration_pb2.Duration
+    def __init__(self, text: _Optional[str] = ..., simhash: _Optional[int] = ..., max_distance: _Optional[int] = ..., limit: _Optional[int] = ..., fingerprint_version: _Optional[str] = ..., min_similarity: _Optional[float] = ..., max_age: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class Hit(_message.Message):
     __slots__ = ("doc_id", "simhash", "distance", "similarity", "verification")
@@ -177,7 +182,7 @@ class QueryResponse(_message.Message):
     def __init__(self, hits: _Optional[_Iterable[_Union[Hit, _Mapping]]] = ..., simhash: _Optional[int] = ..., features: _Optional[int] = ..., below_similarity: _Optional[int] = ...) -> None: ...
 
 class DeduplicateRequest(_message.Message):
-    __slots__ = ("doc_id", "text", "simhash", "max_distance", "limit", "fingerprint_version", "min_similarity")
+    __slots__ = ("doc_id", "text", "simhash", "max_distance", "limit", "fingerprint_version", "min_similarity", "indexed_at", "max_age")
     DOC_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     SIMHASH_FIELD_NUMBER: _ClassVar[int]
@@ -185,6 +190,8 @@ class DeduplicateRequest(_message.Message):
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     FINGERPRINT_VERSION_FIELD_NUMBER: _ClassVar[int]
     MIN_SIMILARITY_FIELD_NUMBER: _ClassVar[int]
+    INDEXED_AT_FIELD_NUMBER: _ClassVar[int]
+    MAX_AGE_FIELD_NUMBER: _ClassVar[int]
     doc_id: str
     text: str
     simhash: int
@@ -192,7 +199,9 @@ class DeduplicateRequest(_message.Message):
     limit: int
     fingerprint_version: str
     min_similarity: float
-    def __init__(self, doc_id: _Optional[str] = ..., text: _Optional[str] = ..., simhash: _Optional[int] = ..., max_distance: _Optional[int] = ..., limit: _Optional[int] = ..., fingerprint_version: _Optional[str] = ..., min_similarity: _Optional[float] = ...) -> None: ...
+    indexed_at: _timestamp_pb2.Timestamp
+    max_age: _duration_pb2.Duration
+    def __init__(self, doc_id: _Optional[str] = ..., text: _Optional[str] = ..., simhash: _Optional[int] = ..., max_distance: _Optional[int] = ..., limit: _Optional[int] = ..., fingerprint_version: _Optional[str] = ..., min_similarity: _Optional[float] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., max_age: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class DeduplicateResponse(_message.Message):
     __slots__ = ("hits", "stored", "simhash", "features", "below_similarity")
@@ -239,7 +248,7 @@ class StatsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class StatsResponse(_message.Message):
-    __slots__ = ("documents", "fingerprint_version", "layout", "tables", "max_distance", "drawer_rows_estimate", "orphan_drawer_rows_estimate", "orphan_sample", "top_fingerprints", "last_gc")
+    __slots__ = ("documents", "fingerprint_version", "layout", "tables", "max_distance", "drawer_rows_estimate", "orphan_drawer_rows_estimate", "orphan_sample", "top_fingerprints", "last_gc", "retention")
     DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
     FINGERPRINT_VERSION_FIELD_NUMBER: _ClassVar[int]
     LAYOUT_FIELD_NUMBER: _ClassVar[int]
@@ -250,6 +259,7 @@ class StatsResponse(_message.Message):
     ORPHAN_SAMPLE_FIELD_NUMBER: _ClassVar[int]
     TOP_FINGERPRINTS_FIELD_NUMBER: _ClassVar[int]
     LAST_GC_FIELD_NUMBER: _ClassVar[int]
+    RETENTION_FIELD_NUMBER: _ClassVar[int]
     documents: int
     fingerprint_version: str
     layout: str
@@ -260,7 +270,8 @@ class StatsResponse(_message.Message):
     orphan_sample: int
     top_fingerprints: _containers.RepeatedCompositeFieldContainer[FingerprintCount]
     last_gc: _timestamp_pb2.Timestamp
-    def __init__(self, documents: _Optional[int] = ..., fingerprint_version: _Optional[str] = ..., layout: _Optional[str] = ..., tables: _Optional[_Iterable[str]] = ..., max_distance: _Optional[int] = ..., drawer_rows_estimate: _Optional[int] = ..., orphan_drawer_rows_estimate: _Optional[int] = ..., orphan_sample: _Optional[int] = ..., top_fingerprints: _Optional[_Iterable[_Union[FingerprintCount, _Mapping]]] = ..., last_gc: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    retention: _duration_pb2.Duration
+    def __init__(self, documents: _Optional[int] = ..., fingerprint_version: _Optional[str] = ..., layout: _Optional[str] = ..., tables: _Optional[_Iterable[str]] = ..., max_distance: _Optional[int] = ..., drawer_rows_estimate: _Optional[int] = ..., orphan_drawer_rows_estimate: _Optional[int] = ..., orphan_sample: _Optional[int] = ..., top_fingerprints: _Optional[_Iterable[_Union[FingerprintCount, _Mapping]]] = ..., last_gc: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retention: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class FingerprintCount(_message.Message):
     __slots__ = ("simhash", "documents")

@@ -43,6 +43,7 @@ from simhash_server.rpc.status import NotFound, abort, item_status
 __all__ = ["SimHashIndexService"]
 
 _REFUSED_ALONE = (InvalidArgument, VersionMismatch)  # what a batch item is refused for, in its own outcome
+_TIMES = ("indexed_at", "max_age")
 
 R = TypeVar("R")
 # Texts up to this many characters are fingerprinted on the event loop (a fraction of a millisecond); longer ones in a
@@ -103,7 +104,17 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
     ) -> Request:
         """The call's fields checked in one pass (index/request.py): every bad field is named at once."""
         fields = {field.name: value for field, value in request.ListFields()}
-        return check_request(fields, self.limits, needs_id=needs_id, default_floor=default_floor, prefix=prefix)
+        for name in _TIMES:  # Timestamp and Duration, as index/ takes them: milliseconds
+            if name in fields:
+                fields[name] = fields[name].ToMilliseconds()
+        return check_request(
+            fields,
+            self.limits,
+            needs_id=needs_id,
+            default_floor=default_floor,
+            prefix=prefix,
+            retention_seconds=self.index.retention_seconds,
+        )
 
     def _text(self, text: str, field: str = "text") -> str:
         size = len(text.encode("utf-8"))
@@ -170,14 +181,21 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         return out
 
     async def _query(
-        self, fp: int, distance: int, limit: int | None, deadline: float | None, sketch: bytes, floor: float | None
+        self,
+        fp: int,
+        distance: int,
+        limit: int | None,
+        deadline: float | None,
+        sketch: bytes,
+        floor: float | None,
+        max_age_ms: int | None = None,
     ) -> tuple[list[Hit], int]:
         """Hits, and how many candidates fell below the floor (0 without one)."""
         self._require_index()
         if floor is None:
-            hits, below = await self.index.query(fp, distance, limit, deadline), 0
+            hits, below = await self.index.query(fp, distance, limit, deadline, max_age_ms), 0
         else:
-            answer = await self.index.query_verified(fp, sketch, floor, distance, limit, deadline)
+            answer = await self.index.query_verified(fp, sketch, floor, distance, limit, deadline, max_age_ms)
             hits, below = answer.hits, answer.below_floor
             metrics.BELOW_SIMILARITY.observe(below)
         metrics.QUERY_HITS.observe(len(hits))
@@ -210,7 +228,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         fp, features, sketch = await self._fingerprinted(checked)
         _check_deadline(deadline)
         self._require_index()
-        await self.index.index_many([Document(request.doc_id, fp, sketch)], deadline)
+        await self.index.index_many([Document(request.doc_id, fp, sketch, checked.indexed_at_ms)], deadline)
         return pb.IndexResponse(doc_id=request.doc_id, simhash=fp, features=features)
 
     @_rpc
@@ -231,13 +249,14 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         for n, item in enumerate(request.documents):
             try:
                 prefix = f"documents[{n}]."
-                fp, _, sketch = self._document_of(self._checked(item, needs_id=True, prefix=prefix), prefix)
+                checked = self._checked(item, needs_id=True, prefix=prefix)
+                fp, _, sketch = self._document_of(checked, prefix)
             except InvalidArgument as exc:
                 status = item_status(exc)
                 outcomes.append(pb.IndexOutcome(doc_id=item.doc_id, code=status.code, error=str(exc), status=status))
                 continue
             outcomes.append(pb.IndexOutcome(doc_id=item.doc_id, code=0, simhash=fp, status=item_status()))
-            good.append(Document(item.doc_id, fp, sketch))
+            good.append(Document(item.doc_id, fp, sketch, checked.indexed_at_ms))
             _check_deadline(deadline)
         return outcomes, good
 
@@ -246,8 +265,8 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         checked = self._checked(request)
         fp, features, sketch = await self._fingerprinted(checked, sketch=checked.verified)  # only a floor needs it
         _check_deadline(deadline)
-        floor = checked.min_similarity
-        hits, below = await self._query(fp, checked.max_distance, checked.limit, deadline, sketch, floor)
+        floor, max_age = checked.min_similarity, checked.max_age_ms
+        hits, below = await self._query(fp, checked.max_distance, checked.limit, deadline, sketch, floor, max_age)
         return pb.QueryResponse(
             hits=self._hits(hits, checked.verified), simhash=fp, features=features, below_similarity=below
         )
@@ -262,7 +281,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         answers = iter(
             await asyncio.gather(
                 *(
-                    self._query(fp, c.max_distance, c.limit, deadline, sketch, c.min_similarity)
+                    self._query(fp, c.max_distance, c.limit, deadline, sketch, c.min_similarity, c.max_age_ms)
                     for c, fp, _, sketch in good
                 )
             )
@@ -294,7 +313,15 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
                 outcomes[n].status.CopyFrom(item_status(checked_item))
                 continue
             checked, fp, features, sketch = checked_item
-            item = Item(request.documents[n].doc_id, fp, sketch, checked.max_distance, checked.min_similarity)
+            item = Item(
+                request.documents[n].doc_id,
+                fp,
+                sketch,
+                checked.max_distance,
+                checked.min_similarity,
+                checked.indexed_at_ms,
+                checked.max_age_ms,
+            )
             good.append((n, item, checked.limit, features))
         decisions = await self._decide_in_order([item for _, item, _, _ in good], deadline) if good else []
         for (n, item, limit, features), decision in zip(good, decisions, strict=True):
@@ -318,15 +345,18 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         self._require_index()
         async with self.index.claimed([item.fingerprint for item in items], deadline) as held:
             probes = [
-                Probe(i.fingerprint, i.max_distance)
+                Probe(i.fingerprint, i.max_distance, None, i.max_age_ms)
                 if i.floor is None
-                else Probe.verified(i.fingerprint, i.max_distance, None)
+                else Probe.verified(i.fingerprint, i.max_distance, None, i.max_age_ms)
                 for i in items
             ]
+            now_ms = int(time.time() * 1000)
             found = await asyncio.gather(*(self.index.near(probe, deadline) for probe in probes))
-            decisions = decide_in_order(items, found)
+            decisions = decide_in_order(items, found, now_ms)
             keep = [
-                Document(i.doc_id, i.fingerprint, i.sketch) for i, d in zip(items, decisions, strict=True) if d.stored
+                Document(i.doc_id, i.fingerprint, i.sketch, i.indexed_at_ms)
+                for i, d in zip(items, decisions, strict=True)
+                if d.stored
             ]
             if keep:
                 held.check_held()
@@ -345,12 +375,14 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         # duplicate: nothing shows it is not one.  Check and store under the drawers' claim, so that of
         # near-duplicates arriving at once, on any server, exactly one is stored (index/claims.py).
         async with self.index.claimed(fp, deadline) as held:
-            found, below = await self._query(fp, checked.max_distance, None, deadline, sketch, floor)
+            found, below = await self._query(
+                fp, checked.max_distance, None, deadline, sketch, floor, checked.max_age_ms
+            )
             hits = [h for h in found if h.doc_id != doc_id]
             stored = not hits
             if stored:
                 held.check_held()
-                await self.index.index_many([Document(doc_id, fp, sketch)], deadline)
+                await self.index.index_many([Document(doc_id, fp, sketch, checked.indexed_at_ms)], deadline)
         return pb.DeduplicateResponse(
             hits=self._hits(hits[:limit], floor is not None),
             stored=stored,
@@ -405,4 +437,6 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
                 pb.FingerprintCount(simhash=int(fp, 16), documents=n) for fp, n in last_gc.top_fingerprints
             )
             answer.last_gc.FromNanoseconds(int(last_gc.finished * 1e9))
+        if self.index.retention_seconds is not None:
+            answer.retention.FromSeconds(self.index.retention_seconds)
         return answer
