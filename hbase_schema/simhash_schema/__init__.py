@@ -1,6 +1,14 @@
 """The HBase tables of a simhash-index, as code: specs, creation through Thrift2, and the meta record."""
 
-from simhash_schema.apply import TableState, apply_schema, describe, region_count, table_exists
+from simhash_schema.apply import (
+    TableState,
+    apply_schema,
+    describe,
+    read_retention,
+    region_count,
+    set_retention,
+    table_exists,
+)
 from simhash_schema.filters import key_only_multi_range
 from simhash_schema.meta import IndexMeta, VersionMismatch, ensure_meta, read_meta
 from simhash_schema.tables import (
@@ -9,6 +17,7 @@ from simhash_schema.tables import (
     COMPRESSIONS,
     DRAWER_REGIONS,
     ENCODINGS,
+    MIN_RETENTION_SECONDS,
     FamilySpec,
     IndexTables,
     TableSpec,
@@ -22,6 +31,7 @@ __all__ = [
     "COMPRESSIONS",
     "DRAWER_REGIONS",
     "ENCODINGS",
+    "MIN_RETENTION_SECONDS",
     "FamilySpec",
     "IndexMeta",
     "IndexTables",
@@ -37,6 +47,8 @@ __all__ = [
     "index_tables",
     "key_only_multi_range",
     "read_meta",
+    "read_retention",
     "region_count",
+    "set_retention",
     "table_exists",
 ]

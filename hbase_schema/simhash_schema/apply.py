@@ -8,7 +8,7 @@ from typing import Any
 from simhash_schema.tables import BLOOM_PREFIX_KEY, FOREVER, FamilySpec, IndexTables, TableSpec
 from simhash_schema.thrift2 import SchemaError, hbase2
 
-__all__ = ["TableState", "apply_schema", "describe", "region_count", "table_exists"]
+__all__ = ["TableState", "apply_schema", "describe", "read_retention", "region_count", "set_retention", "table_exists"]
 
 
 @dataclass(frozen=True)
@@ -101,3 +101,30 @@ def apply_schema(client: Any, tables: IndexTables) -> list[TableState]:
                     raise SchemaError(f"cannot create table {spec.name}: {exc.message}") from exc
         states.append(TableState(spec.name, created, _differences(spec, describe(client, spec.name))))
     return states
+
+
+def read_retention(client: Any, tables: IndexTables) -> int | None:
+    """The index's retention: its docs table's TTL in seconds (None: none, or no table yet)."""
+    if not table_exists(client, tables.docs.name):
+        return None
+    return describe(client, tables.docs.name).get(tables.docs.family.name, {}).get("ttl_seconds")
+
+
+def set_retention(client: Any, tables: IndexTables) -> list[str]:
+    """Give the existing document tables the TTL their specs name (``index_tables(retention_seconds=...)``),
+    changing nothing else of their families (an online alter); the names of the tables changed."""
+    changed = []
+    for spec in tables.documents():
+        name = _table_name(spec.name)
+        if not client.tableExists(name):
+            continue  # apply_schema creates it with the TTL
+        want = spec.family.ttl_seconds or FOREVER
+        for family in client.getTableDescriptor(name).columns or []:
+            if family.name.decode() == spec.family.name and (family.timeToLive or FOREVER) != want:
+                family.timeToLive = want
+                try:
+                    client.modifyColumnFamily(name, family)
+                except hbase2().TIOError as exc:
+                    raise SchemaError(f"cannot set the retention of {spec.name}: {exc.message}") from exc
+                changed.append(spec.name)
+    return changed

@@ -11,6 +11,7 @@ __all__ = [
     "DRAWER_REGIONS",
     "ENCODINGS",
     "FOREVER",
+    "MIN_RETENTION_SECONDS",
     "FamilySpec",
     "IndexTables",
     "TableSpec",
@@ -24,6 +25,7 @@ BLOOM_PREFIX_KEY = "RowPrefixBloomFilter.prefix_length"
 FAMILY = "d"
 FOREVER = 2**31 - 1  # HBase's TTL meaning "no TTL" (HConstants.FOREVER)
 CLAIM_TTL_SECONDS = 60  # the lease of a Deduplicate call's claims (simhash_server.index.claims)
+MIN_RETENTION_SECONDS = 3600
 # A new drawer table's regions, for one region server.  A query scans once per region its prefixes fall in,
 # and a write batch goes to every region, so regions beyond the servers' parallelism cost CPU per call
 # (docs/decisions.md#one-drawer-region-for-make-runs-index).  HBase splits the region as the table grows;
@@ -77,6 +79,10 @@ class IndexTables:
     def all(self) -> tuple[TableSpec, ...]:
         return (self.drawers, self.fp2docs, self.docs, self.meta, self.claims)
 
+    def documents(self) -> tuple[TableSpec, ...]:
+        """The tables a document lives in: the index's retention is their TTL."""
+        return (self.drawers, self.fp2docs, self.docs)
+
 
 def _even_splits(regions: int) -> tuple[bytes, ...]:
     """regions - 1 two-byte split keys spreading uniformly distributed row keys evenly."""
@@ -84,11 +90,21 @@ def _even_splits(regions: int) -> tuple[bytes, ...]:
 
 
 def index_tables(
-    prefix: str = "simhash", drawer_regions: int = DRAWER_REGIONS, compression: str = "LZ4"
+    prefix: str = "simhash",
+    drawer_regions: int = DRAWER_REGIONS,
+    compression: str = "LZ4",
+    retention_seconds: int | None = None,
 ) -> IndexTables:
     """The tables of the index named ``prefix`` (names: PREFIX_drawers, ...; 'ns:name' puts them in a namespace).
 
-    ``compression``: the fp2docs and docs tables' blocks; the drawer table's stay uncompressed (below)."""
+    ``compression``: the fp2docs and docs tables' blocks; the drawer table's stay uncompressed (below).
+    ``retention_seconds``: a TTL on the drawers, fp2docs and docs tables alike (None: documents are kept for
+    good).  A document's cells carry the time it was seen, so it expires from every table at once."""
+    if retention_seconds is not None and retention_seconds < MIN_RETENTION_SECONDS:
+        raise ValueError(
+            f"retention must be at least {MIN_RETENTION_SECONDS} s (1 hour), got {retention_seconds}: a write's "
+            "entries in the docs table must outlive the write (simhash_server.index.writes)"
+        )
     if not prefix or not all(c.isalnum() or c in "_-.:" for c in prefix) or prefix.count(":") > 1:
         raise ValueError(f"table prefix {prefix!r}: use letters, digits, '_', '-', '.', and at most one ':'")
     if not 1 <= drawer_regions <= 4096:
@@ -101,9 +117,14 @@ def index_tables(
     # blocks as small as LZ4 does, and in 8 KB blocks its seeks (decoding from the block's start) stay short
     # (docs/decisions.md#drawer-table-blocks-8-kb-fast_diff-no-compression).
     drawers = FamilySpec(
-        bloom="ROWPREFIX_FIXED_LENGTH", bloom_prefix_length=5, compression="NONE", encoding="FAST_DIFF", block_size=8192
+        bloom="ROWPREFIX_FIXED_LENGTH",
+        bloom_prefix_length=5,
+        compression="NONE",
+        encoding="FAST_DIFF",
+        block_size=8192,
+        ttl_seconds=retention_seconds,
     )
-    keyed = FamilySpec(bloom="ROW", compression=compression)
+    keyed = FamilySpec(bloom="ROW", compression=compression, ttl_seconds=retention_seconds)
     splits = _even_splits(drawer_regions)
     fp_splits = _even_splits(max(1, drawer_regions // 4))
     return IndexTables(

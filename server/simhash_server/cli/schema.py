@@ -7,9 +7,22 @@ from typing import Any
 
 import click
 
+from simhash_client.times import parse_duration
 from simhash_schema import DRAWER_REGIONS
 from simhash_server.cli.options import store_config, store_options, version_option
 from simhash_server.fingerprint.versions import FINGERPRINT_VERSION, short_name
+
+
+def _retention(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    """--retention in seconds; 0 for 'forever'; None when not given (keep the index's)."""
+    if value is None:
+        return None
+    if value.strip().lower() == "forever":
+        return 0
+    try:
+        return round(parse_duration(value).total_seconds())
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 @click.group()
@@ -37,20 +50,35 @@ def schema() -> None:
     help="Block compression of the fp2docs and docs tables (pure-Java codecs; LZ4 is the cheapest to read, "
     "docs/decisions.md).  The drawer table's blocks are not compressed: queries read them faster.",
 )
+@click.option(
+    "--retention",
+    callback=_retention,
+    envvar="SIMHASH_RETENTION",
+    help="Keep documents this long after their indexed_at (30d, 72h; at least 1h), then let HBase drop them from "
+    "every table (a TTL); 'forever' removes it.  Applies to an existing index at once.  [default: as the index "
+    "has it; a new index keeps documents for good]",
+)
 @version_option(
     "The fingerprint recipe a new index is created with (v1 for the recipe of simhash-index 0.1).  An existing "
     f"index keeps its own; naming another one is refused.  [default: the newest, {short_name(FINGERPRINT_VERSION)}]"
 )
-def apply(regions: int, compression: str, fingerprint_version: str | None, **opts: Any) -> None:
-    """Create missing tables and the meta record; report settings of existing tables that differ."""
-    from simhash_schema import SchemaError, apply_schema, connect, index_tables
+def apply(regions: int, compression: str, retention: int | None, fingerprint_version: str | None, **opts: Any) -> None:
+    """Create missing tables and the meta record; set the retention if asked; report settings of existing
+    tables that differ."""
+    from simhash_schema import SchemaError, apply_schema, connect, index_tables, read_retention, set_retention
     from simhash_server.index.errors import StoreError
     from simhash_server.index.store import IndexStore
 
     config = store_config(opts, fingerprint_version=fingerprint_version)
-    tables = index_tables(config.table_prefix, drawer_regions=regions, compression=compression)
     try:
         client = connect(config.host, config.thrift2_port, config.timeout_ms)
+        keep = retention is None  # not given: whatever the index has
+        seconds = read_retention(client, index_tables(config.table_prefix)) if keep else retention or None
+        try:
+            tables = index_tables(config.table_prefix, regions, compression, retention_seconds=seconds)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--retention") from None
+        changed = [] if keep else set_retention(client, tables)
         states = apply_schema(client, tables)
         client.close()
         with IndexStore(config, tables) as store:  # writes or checks the meta record
@@ -59,9 +87,12 @@ def apply(regions: int, compression: str, fingerprint_version: str | None, **opt
         raise click.ClickException(str(exc)) from exc
     for state in states:
         click.echo(f"{state.name}: {'created' if state.created else 'exists'}")
+        if state.name in changed:
+            click.echo("  retention changed")
         for diff in state.differences:
             click.echo(f"  differs from the spec: {diff}", err=True)
     click.echo(f"fingerprint version: {meta.fingerprint_version}\nlayout: {meta.layout}")
+    click.echo(f"retention: {'forever' if seconds is None else f'{seconds} s'}")
 
 
 @schema.command()
