@@ -85,7 +85,7 @@ def test_rejects_go_to_the_reject_file_and_the_exit_status_says_so(make_index, h
     assert "3 lines rejected" in result.stderr
     rejects = (tmp_path / "in.tsv.rejects.tsv").read_text().splitlines()
     assert [r.split("\t")[1:3] for r in rejects] == [
-        ["11", "expected 2 tab-separated columns (doc_id, simhash), got 1"],
+        ["11", "expected 2 or 3 tab-separated columns (doc_id, simhash[, indexed_at]), got 1"],
         ["12", "simhash 'not-hex' is not 16 hex digits"],
         ["13", "doc_id is empty"],
     ]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -29,7 +31,7 @@ def test_tsv_records_and_rejects_name_line_and_reason(tmp_path: Path) -> None:
         "c\tnot-a-number\n"
         "\t00000000000000ff\n"
         "d\t18446744073709551616\n"
-        "e\t1\t2\n"
+        "e\t1\t2\t3\n"
         "\n"
         "f\t0000000000000001\n"  # all digits, but the file is hex (line 1 decided)
     )
@@ -37,13 +39,13 @@ def test_tsv_records_and_rejects_name_line_and_reason(tmp_path: Path) -> None:
     assert items[:2] == [Record(1, "a", 255, None), Record(2, "b", 255, None)]
     rejects = {i.line: i.reason for i in items if isinstance(i, Reject)}
     assert rejects == {
-        3: "expected 2 tab-separated columns (doc_id, simhash), got 1",
+        3: "expected 2 or 3 tab-separated columns (doc_id, simhash[, indexed_at]), got 1",
         4: "simhash 'not-a-number' is not 16 hex digits",
         5: "doc_id is empty",
         6: "simhash '18446744073709551616' is decimal, but this file's simhash fields are hex (from line 1); "
         "pass --fingerprint-format",
-        7: "expected 2 tab-separated columns (doc_id, simhash), got 3",
-        8: "expected 2 tab-separated columns (doc_id, simhash), got 1",
+        7: "expected 2 or 3 tab-separated columns (doc_id, simhash[, indexed_at]), got 4",
+        8: "expected 2 or 3 tab-separated columns (doc_id, simhash[, indexed_at]), got 1",
     }
     assert items[-1] == Record(9, "f", 1, None)
 
@@ -144,3 +146,38 @@ def test_parse_simhash_round_trips_hex_and_decimal(value: int) -> None:
     assert parse_simhash(f"{value:016x}", "hex") == value
     assert parse_simhash(f"0x{value:016X}", "hex") == value
     assert parse_simhash(str(value), "decimal") == value
+
+
+def test_indexed_at_in_every_text_format_and_its_rejects(tmp_path: Path) -> None:
+    """RFC 3339 with an offset or Unix seconds, in milliseconds; a time with no offset, ahead of the clock, or
+    (given the index's retention) too old to keep is rejected by line."""
+    hour_ago = int(time.time()) - 3600
+    tsv = tmp_path / "in.tsv"
+    tsv.write_text(
+        "a\t00000000000000ff\t2026-11-24T08:00:00Z\n"
+        f"b\t00000000000000ff\t{hour_ago}\n"
+        "c\t00000000000000ff\t2026-11-24T08:00:00\n"
+        f"d\t00000000000000ff\t{int(time.time()) + 3600}\n"
+        "e\t00000000000000ff\tyesterday\n"
+    )
+    items = read_all(tsv)
+    assert items[0] == Record(1, "a", 255, None, 1795507200000)
+    assert items[1] == Record(2, "b", 255, None, hour_ago * 1000)
+    reasons = [i.reason for i in items[2:]]  # type: ignore[union-attr]
+    assert reasons[0] == "indexed_at '2026-11-24T08:00:00' has no UTC offset: add Z or +08:00"
+    assert reasons[1].startswith("indexed_at is 3") and "s ahead of the server's clock (at most 60 s)" in reasons[1]
+    assert reasons[2] == "indexed_at 'yesterday' is not RFC 3339 (2026-11-24T08:00:00Z) or Unix seconds"
+    jsonl = tmp_path / "in.jsonl"
+    recent = datetime.fromtimestamp(hour_ago + 3000, timezone(timedelta(hours=8)))  # 10 minutes ago
+    lines = [
+        {"id": "t", "text": "x", "indexed_at": recent.isoformat()},
+        {"id": "s", "simhash": 5, "indexed_at": hour_ago},
+        {"id": "n", "simhash": 5, "indexed_at": True},
+    ]
+    jsonl.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    source = InputSource.detect(str(jsonl), None, None, "auto")
+    source.retention_seconds = 1800  # half an hour: a document seen an hour ago would expire at once
+    items = [item for item, _, _ in source.records()]
+    assert items[0] == Record(1, "t", None, "x", (hour_ago + 3000) * 1000)
+    assert "older than the index's retention of 1800 s" in items[1].reason  # type: ignore[union-attr]
+    assert "must be an RFC 3339 string or Unix seconds, got bool" in items[2].reason  # type: ignore[union-attr]

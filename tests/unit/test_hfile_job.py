@@ -144,3 +144,22 @@ def test_the_progress_line_gives_a_job_its_figure_and_a_table_handed_to_hbase_no
     assert _describe(stats) == "drawers: 75% (25,000,000 records)"
     stats.phase = "loaded drawers"  # the last job's 75% is no measure of the load
     assert _describe(stats) == "loaded drawers (25,000,000 records)"
+
+
+def test_normalising_rejects_a_dated_line_it_cannot_carry(tmp_path: Path) -> None:
+    """Every cell of an HFile load has the load's one timestamp: a line with indexed_at goes to the rejects,
+    by number, instead of losing its date."""
+    from simhash_server.bulk.hfile import HFileLoadOptions, HFileLoadStats, _normalize
+    from simhash_server.bulk.input import InputSource
+    from simhash_server.index.store import StoreConfig
+
+    path = tmp_path / "in.tsv"
+    path.write_text("a\t00000000000000ff\nb\t00000000000000fe\t2026-11-24T08:00:00Z\n")
+    options = HFileLoadOptions(StoreConfig(), tmp_path / "staging", tmp_path / "rejects.tsv", None, splits=1)  # type: ignore[arg-type]
+    stats = HFileLoadStats()
+    _normalize([InputSource.detect(str(path), None, None, "auto")], options, stats, lambda s: None)
+    assert (stats.lines, stats.records, stats.rejected) == (2, 1, 1)
+    assert (tmp_path / "rejects.tsv").read_text().split("\t")[1:3] == [
+        "2",
+        "hfile-load does not take indexed_at: load dated documents with bulk-load",
+    ]

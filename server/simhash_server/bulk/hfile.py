@@ -137,6 +137,11 @@ def _normalize(
         for source in sources:
             for item, _, read in source.records():
                 stats.lines += 1
+                if isinstance(item, Record) and item.indexed_at_ms is not None:
+                    # Every cell of an HFile load carries the load's one timestamp (above).
+                    item = Reject(
+                        item.line, "hfile-load does not take indexed_at: load dated documents with bulk-load", ""
+                    )
                 if isinstance(item, Reject):
                     stats.rejected += 1
                     rejects.write(f"{source.path}\t{item.line}\t{item.reason}\t{item.raw}\n")

@@ -2,11 +2,17 @@
 
 Formats (chosen by ``--format``, or by the file name: .tsv, .csv, .jsonl/.ndjson, .bin, before .gz/.zst):
 
-- ``tsv``: ``doc_id<TAB>simhash``; ``csv``: ``doc_id,simhash`` (RFC 4180 quoting, one record per line).
+- ``tsv``: ``doc_id<TAB>simhash[<TAB>indexed_at]``; ``csv``: ``doc_id,simhash[,indexed_at]`` (RFC 4180
+  quoting, one record per line).
 - ``jsonl``: one object per line with ``doc_id`` (or ``id``, as ``simhash-index fingerprint`` writes it) and
-  exactly one of ``simhash`` and ``text``; an optional ``fingerprint_version`` must be this build's.
+  exactly one of ``simhash`` and ``text``; an optional ``fingerprint_version`` must be this build's, and an
+  optional ``indexed_at`` says when the document was first seen.
 - ``bin``: the 8-byte magic ``SHBULK1\\n``, then records of a big-endian unsigned 64-bit fingerprint, a
   big-endian 16-bit id length and the id in UTF-8.  A record's "line" is its ordinal number.
+
+``indexed_at`` is an RFC 3339 time with its offset (``2026-11-24T08:00:00Z``) or Unix seconds; without it a
+document is dated when it is written.  A time ahead of the clock, or older than the index's retention, is
+rejected (index.model.check_indexed_at).
 
 A simhash field is 16 hex digits (optionally ``0x``-prefixed) or a decimal number.  Sixteen decimal digits
 could be either, so with ``fingerprint_format="auto"`` each file is read in the form of its first
@@ -23,14 +29,16 @@ import json
 import os
 import struct
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
 from simhash_server.fingerprint import FINGERPRINT_VERSION
 from simhash_server.fingerprint.hexform import from_hex
-from simhash_server.index.model import check_doc_id
+from simhash_server.index.model import check_doc_id, check_indexed_at
 
 __all__ = [
     "BINARY_MAGIC",
@@ -42,6 +50,7 @@ __all__ = [
     "Reject",
     "encode_binary",
     "parse_simhash",
+    "parse_time",
     "simhash_form",
 ]
 
@@ -60,6 +69,7 @@ class Record:
     doc_id: str
     simhash: int | None  # exactly one of simhash and text
     text: str | None
+    indexed_at_ms: int | None = None  # when first seen (None: when written)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +139,7 @@ class InputSource:
     decided_format: str | None = None  # auto: the form of this file's first unambiguous simhash field
     decided_at: int | None = None  # ... and its line (this run's)
     fingerprint_version: str = FINGERPRINT_VERSION  # the index's: a JSON line naming another is rejected
+    retention_seconds: int | None = None  # the index's: a document dated before it would expire at once
 
     @classmethod
     def detect(cls, path: str, fmt: str | None, compression: str | None, fingerprint_format: str) -> InputSource:
@@ -206,7 +217,12 @@ class InputSource:
             line += 1
 
     def _parse_json(self, line: int, text: str) -> Record:
-        return _parse_json(line, text, self.fingerprint_version)
+        record = _parse_json(line, text, self.fingerprint_version)
+        return self._checked_time(record)
+
+    def _checked_time(self, record: Record) -> Record:
+        check_indexed_at(record.indexed_at_ms, int(time.time() * 1000), self.retention_seconds)
+        return record
 
     def _parse_tsv(self, line: int, text: str) -> Record:
         return self._columns(line, text.split("\t"), "tab")
@@ -219,11 +235,14 @@ class InputSource:
         return self._columns(line, fields, "comma")
 
     def _columns(self, line: int, fields: list[str], separator: str) -> Record:
-        if len(fields) != 2:
-            raise ValueError(f"expected 2 {separator}-separated columns (doc_id, simhash), got {len(fields)}")
-        doc_id, field = fields
+        if len(fields) not in (2, 3):
+            raise ValueError(
+                f"expected 2 or 3 {separator}-separated columns (doc_id, simhash[, indexed_at]), got {len(fields)}"
+            )
+        doc_id, field = fields[:2]
         check_doc_id(doc_id)
-        return Record(line, doc_id, self._simhash(line, field), None)
+        seen = parse_time(fields[2]) if len(fields) == 3 else None
+        return self._checked_time(Record(line, doc_id, self._simhash(line, field), None, seen))
 
     def _simhash(self, line: int, field: str) -> int:
         form = self.fingerprint_format
@@ -268,19 +287,39 @@ def _parse_json(line: int, text: str, fingerprint_version: str) -> Record:
     has_simhash, has_text = "simhash" in obj, "text" in obj
     if has_simhash == has_text:
         raise ValueError('give exactly one of "simhash" and "text"')
+    seen = obj.get("indexed_at")
+    if seen is not None and (isinstance(seen, bool) or not isinstance(seen, str | int | float)):
+        raise ValueError(f'"indexed_at" must be an RFC 3339 string or Unix seconds, got {type(seen).__name__}')
+    seen_ms = None if seen is None else parse_time(str(seen))
     if has_text:
         if not isinstance(obj["text"], str):
             raise ValueError(f'"text" must be a string, got {type(obj["text"]).__name__}')
-        return Record(line, doc_id, None, obj["text"])
+        return Record(line, doc_id, None, obj["text"], seen_ms)
     value = obj["simhash"]
     if isinstance(value, int) and not isinstance(value, bool):
         if not 0 <= value < 2**64:
             raise ValueError(f"simhash {value} is not an unsigned 64-bit integer")
-        return Record(line, doc_id, value, None)
+        return Record(line, doc_id, value, None, seen_ms)
     if not isinstance(value, str):
         raise ValueError(f'"simhash" must be a string or an integer, got {type(value).__name__}')
     form = simhash_form(value) or "hex"  # in JSON, an integer is a number: a string is hex unless it cannot be
-    return Record(line, doc_id, parse_simhash(value, form), None)
+    return Record(line, doc_id, parse_simhash(value, form), None, seen_ms)
+
+
+def parse_time(field: str) -> int:
+    """An ``indexed_at`` field (RFC 3339 with an offset, or Unix seconds) in milliseconds since the epoch."""
+    field = field.strip()
+    try:
+        return round(float(field) * 1000)
+    except ValueError:
+        pass
+    try:
+        when = datetime.fromisoformat(field[:-1] + "+00:00" if field[-1:] in "Zz" else field)  # 3.10: no Z
+    except ValueError:
+        raise ValueError(f"indexed_at {field!r} is not RFC 3339 (2026-11-24T08:00:00Z) or Unix seconds") from None
+    if when.tzinfo is None:
+        raise ValueError(f"indexed_at {field!r} has no UTC offset: add Z or +08:00")
+    return round(when.timestamp() * 1000)
 
 
 def _binary_records(stream: IO[bytes], offset: int, number: int) -> Iterator[tuple[Record | Reject, int]]:

@@ -144,21 +144,22 @@ class _Load:
         self.rejects_file.truncate(saved["rejects_bytes"])  # drop rejects of chunks that were not committed
         self.rejects_file.seek(saved["rejects_bytes"])
 
-    def chunks(self) -> Iterator[tuple[_Chunk, list[list[tuple[str, int | None, str | None]]]]]:
+    def chunks(self) -> Iterator[tuple[_Chunk, list[list[tuple[str, int | None, str | None, int | None]]]]]:
         workers, size = self.options.workers, self.options.batch_size * self.options.workers
         seq = 0
         for index in range(self.position.source, len(self.sources)):
             source = self.sources[index]
             start = self.position if index == self.position.source else Position(index)
             self.base_bytes = sum(s.size or 0 for s in self.sources[:index])
-            shares: list[list[tuple[str, int | None, str | None]]] = [[] for _ in range(workers)]
+            shares: list[list[tuple[str, int | None, str | None, int | None]]] = [[] for _ in range(workers)]
             rejects: list[Reject] = []
             lines, line, offset = 0, start.line, start.offset
             for item, offset, self.current_bytes in source.records(start.offset, start.line):
                 lines += 1
                 line = item.line + 1
                 if isinstance(item, Record):
-                    shares[zlib.crc32(item.doc_id.encode()) % workers].append((item.doc_id, item.simhash, item.text))
+                    share = shares[zlib.crc32(item.doc_id.encode()) % workers]
+                    share.append((item.doc_id, item.simhash, item.text, item.indexed_at_ms))
                 else:
                     rejects.append(item)
                 if lines >= size:
@@ -177,10 +178,12 @@ class _Load:
                 self.rejects_file.close()
                 return self.stats
             # Refuses a missing schema or an unknown fingerprint version before any worker starts; JSON lines
-            # naming a fingerprint version are checked against the index's.
+            # naming a fingerprint version are checked against the index's, and dated lines against its
+            # retention.
             with IndexStore(replace(self.options.store, pool_size=1)) as store:
                 for source in self.sources:
                     source.fingerprint_version = store.recipe.version
+                    source.retention_seconds = store.retention_seconds
             fcntl.flock(lock_fd, fcntl.LOCK_SH)  # now the workers may take it too
             return self._run(lock_path)
         finally:

@@ -32,13 +32,15 @@ _BATCH_ATTEMPTS = 6  # a batch is idempotent: retried on HBase errors with backo
 _TRANSIENT = (Unavailable, DeadlineExceeded)
 
 
-def stored_document(doc_id: str, fp: int | None, text: str | None, version: str) -> Document:
+def stored_document(
+    doc_id: str, fp: int | None, text: str | None, version: str, indexed_at_ms: int | None = None
+) -> Document:
     """A record as stored: a text brings its fingerprint and its verification sketch (by the index's recipe),
     a fingerprint neither."""
     if fp is not None:
-        return Document(doc_id, fp)
+        return Document(doc_id, fp, b"", indexed_at_ms)
     made = fingerprint(text or "", version, sketch=True)
-    return Document(doc_id, made.value, made.sketch)
+    return Document(doc_id, made.value, made.sketch, indexed_at_ms)
 
 
 def _worker(index: int, config: StoreConfig, lock_path: Path, tasks: Any, results: Any, parent: int) -> None:
@@ -61,7 +63,7 @@ def _worker(index: int, config: StoreConfig, lock_path: Path, tasks: Any, result
             if task is None or os.getppid() != parent:
                 return
             seq, items = task
-            documents = [stored_document(doc, fp, text, store.recipe.version) for doc, fp, text in items]
+            documents = [stored_document(doc, fp, text, store.recipe.version, seen) for doc, fp, text, seen in items]
             for attempt in range(_BATCH_ATTEMPTS):
                 try:
                     docs = store.index_many(documents)
