@@ -34,13 +34,14 @@ def test_python_example_prints_what_the_readme_says(server) -> None:
         "True article-1",
         "[('article-1', True)]",
         "[False, True, False, 'documents[3].doc_id'] article-4",
+        "True ['archive-1', 'article-6']",
     ]
 
 
 def test_shell_examples_run_as_written(server, tmp_path: Path) -> None:
     """README's command-line block, line by line, in a directory holding the files it names."""
     lines = [line.split("  #")[0].strip() for line in _block("From the shell", "sh").splitlines()]
-    assert len(lines) == 5 and all(line.startswith("simhash-index ") for line in lines)
+    assert len(lines) == 6 and all(line.startswith("simhash-index ") for line in lines)
     article = "近似重复检测把一篇文章变成六十四位的指纹，再在索引里找汉明距离不超过三的指纹。" * 8
     (tmp_path / "article.txt").write_text(article, encoding="utf-8")
     (tmp_path / "a.txt").write_text(article, encoding="utf-8")
@@ -55,7 +56,8 @@ def test_shell_examples_run_as_written(server, tmp_path: Path) -> None:
         outputs.append(result.stdout)
     assert outputs[0].startswith('{"doc_id": "doc-1", "simhash": "')
     assert '"doc_id": "doc-1"' in outputs[3] and '"similarity"' in outputs[3]  # the verified query finds it
-    assert '"documents"' in outputs[4]  # get, delete and stats, the last printing what the index holds
+    assert '"doc_id": "doc-1"' in outputs[4]  # stored just now: within any window
+    assert '"documents"' in outputs[5]  # get, delete and stats, the last printing what the index holds
 
 
 def _grpcurl() -> str | None:
