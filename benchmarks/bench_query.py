@@ -9,6 +9,9 @@ their own (kept under the table prefix bench_qN_rREGIONS and reused by later run
 Half the probes are stored fingerprints with a few bits flipped, half are random.
 With --layouts 64:ROW_INDEX_V1,8:FAST_DIFF,... the same fingerprints are also loaded into drawer tables of
 other block sizes and encodings, and every probe queries each of them too, each layout first in turn.
+With --windows (default 1h,3650d), every probe is also asked with each ``max_age``: an HBase time range on
+both reads.  The index was loaded before the run, so 3650d holds every document (the time range's own cost)
+and 1h none of them (what a window saves).
 Freshly loaded tables (or all, with --compact) are major-compacted first: one store file per region.
 
     .venv/bin/python benchmarks/bench_query.py            # or: make bench-query
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
@@ -26,6 +30,7 @@ import happybase
 import numpy as np
 from _common import percentile
 
+from simhash_client.times import parse_duration
 from simhash_schema import COMPRESSIONS, ENCODINGS, apply_schema, connect, hbase2, index_tables
 from simhash_server.index.keys import drawer_prefixes
 from simhash_server.index.store import IndexStore, StoreConfig
@@ -177,11 +182,15 @@ def bench_size(n: int, queries: int, args: argparse.Namespace) -> dict[str, obje
         store.query(fp)
         for other in others.values():
             other.query(fp)
-    stores = [("store", store), *others.items()]
+    paths: list[tuple[str, Callable[[int], object]]] = [("store", store.query)]
+    paths += [(name, other.query) for name, other in others.items()]
+    for label, ms in args.windows:
+        timings[f"store, max_age {label}"] = []
+        paths.append((f"store, max_age {label}", lambda fp, ms=ms: store.query(fp, max_age_ms=ms)))
     for i, fp in enumerate(probes):
-        for name, each in stores[i % len(stores) :] + stores[: i % len(stores)]:  # each goes first in turn
+        for name, query in paths[i % len(paths) :] + paths[: i % len(paths)]:  # each goes first in turn
             began = time.perf_counter()
-            each.query(fp)
+            query(fp)
             timings[name].append(time.perf_counter() - began)
         began = time.perf_counter()
         rows = raw.thrift2(fp)
@@ -221,6 +230,12 @@ def main() -> None:
         "first is 'store', the rest are queried beside it, probe by probe.",
     )
     parser.add_argument("--compact", action="store_true", help="Major-compact tables an earlier run loaded.")
+    parser.add_argument(
+        "--windows",
+        type=lambda s: [(w, round(parse_duration(w).total_seconds() * 1000)) for w in s.split(",") if w],
+        default="1h,3650d",
+        help="max_age windows to query with beside no window ('' for none).",
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--thrift-port", type=int, default=9090)
     parser.add_argument("--thrift2-port", type=int, default=9091)
@@ -251,6 +266,9 @@ def main() -> None:
         if r["load_s"]:
             line += f"; loaded in {r['load_s']:.0f} s ({r['n'] / r['load_s']:,.0f} fingerprints/s)"
         print(line)
+        for path in t:
+            if path.startswith("store, max_age"):
+                print(f"  {path} p50 / store p50 = {p50[path] / p50['store']:.2f}")
     if len(results) >= 2:
         a, b = results[0], results[1]
         ratio = percentile(b["timings"]["store"], 0.5) / percentile(a["timings"]["store"], 0.5)

@@ -41,7 +41,7 @@ class Unguarded(IndexStore):
         docs = list(dict.fromkeys(d.encode() for d in doc_ids))
         return self.delete_many([docs], deadline)[0]
 
-    def _guarded(self, docs, steps, deadline, old=None):  # type: ignore[no-untyped-def]
+    def _guarded(self, docs, steps, deadline, old=None, seen=None):  # type: ignore[no-untyped-def]
         if old is None:
             stored = self._stored_fingerprints(docs, deadline)
             old = {doc: Record(stored.get(doc)) for doc in docs}
