@@ -14,7 +14,7 @@ from simhash_server.index.keys import doc_column, drawer_keys, fingerprint_row
 from simhash_server.index.model import Document
 from simhash_server.index.nearby import Fp2docsRead
 from simhash_server.index.scans import count_rows
-from simhash_server.index.writes import Record, delete_steps, index_steps
+from simhash_server.index.writes import ENTRY_PREFIX, Record, delete_steps, index_steps
 
 
 def _drawer_rows(store) -> int:
@@ -369,3 +369,28 @@ def test_gc_goes_on_when_the_thrift2_gateway_restarts_mid_scan(make_index, hbase
     assert restarted, "the drawers pass never reported progress"
     assert report.orphan_drawer_rows_deleted == 2_500
     assert _drawer_rows(store) == 2_500  # the 250 live fingerprints' rows
+
+
+def test_gc_leaves_a_dated_document_in_the_middle_of_its_write_alone(make_index) -> None:
+    """A document dated a month back has cells a month old the moment they are written; its writer's entry
+    says when it wrote them.  Caught between its docs step and its fp2docs step, it is not "incomplete" to
+    gc, while one whose writer wrote a month ago and died is made whole."""
+    store = make_index(regions=2)
+    rng = random.Random(41)
+    now, month_ago = int(time.time() * 1000), int((time.time() - 30 * 86400) * 1000)
+    fps = {"in-flight": rng.getrandbits(64), "abandoned": rng.getrandbits(64)}
+    tails = {}
+    for name, written in (("in-flight", now), ("abandoned", month_ago)):
+        key = name.encode()
+        steps = index_steps({key: fps[name]}, {key: b""}, {}, ENTRY_PREFIX + bytes(8), written)
+        # As IndexStore writes them: the drawer rows when written, the document's cells at its date; the
+        # writer stops before its fp2docs step.
+        store.write_plan([(written if s.table == "drawers" else month_ago, s) for s in steps[:-1]], None)
+        tails[name] = steps[-1:]
+    report = collect(store)  # the default grace: 600 s
+    assert report.incomplete_made_whole == 1 and report.skipped_in_grace >= 1
+    assert [h.doc_id for h in store.query(fps["abandoned"], max_distance=0)] == ["abandoned"]
+    assert store.query(fps["in-flight"], max_distance=0) == []
+    store.write_steps(tails["in-flight"], None, month_ago)  # the writer goes on
+    assert [h.doc_id for h in store.query(fps["in-flight"], max_distance=0)] == ["in-flight"]
+    assert store.query(fps["in-flight"], max_distance=0, max_age_ms=86400_000) == []  # still dated a month back

@@ -14,7 +14,9 @@ meta table, so a gc run stopped anywhere goes on from there, from any machine):
 
 Beside live traffic: only cells older than ``grace_seconds`` are touched (a live writer's steps are
 milliseconds apart, and each Thrift call is bounded by its timeout), and a delete removes exactly the version
-it saw and older ones, so a writer's newer put of the same cell survives it.
+it saw and older ones, so a writer's newer put of the same cell survives it.  A dated document's cells are
+older than their write, so a docs row whose writer's entry (which says when it was written) is within the
+grace is left alone too, and entries are pruned by when they were written.
 
 ``estimate_orphans`` is Stats' cheap view of pass 3: a sample of drawer rows from random start keys.
 """
@@ -42,7 +44,7 @@ from simhash_server.index.keys import (
 )
 from simhash_server.index.scans import row_keys
 from simhash_server.index.store import IndexStore
-from simhash_server.index.writes import ENTRY_PREFIX, ENTRY_SECONDS
+from simhash_server.index.writes import ENTRY_PREFIX, ENTRY_SECONDS, read_entry
 
 __all__ = ["GRACE_SECONDS", "PASSES", "GcReport", "OrphanEstimate", "collect", "estimate_orphans", "last_report"]
 
@@ -186,11 +188,20 @@ class _Run:
             records = []
             stale = []
             for r in page:
+                record = None
+                busy = False  # a writer's entry written within the grace: the row may be mid-write
                 for cv in r.columnValues:
                     if cv.qualifier == _FP_QUALIFIER:
-                        records.append((r.row, cv))
-                    elif cv.qualifier.startswith(_ENTRY_QUALIFIER) and cv.timestamp < entries_cutoff:
-                        stale.append(self._delete_up_to(r.row, cv.qualifier, cv.timestamp))
+                        record = cv
+                    elif cv.qualifier.startswith(_ENTRY_QUALIFIER):
+                        written = read_entry(cv.value or b"", cv.timestamp)[1]
+                        busy = busy or written >= self.cutoff_ms
+                        if written < entries_cutoff:
+                            stale.append(self._delete_up_to(r.row, cv.qualifier, cv.timestamp))
+                if record is not None and not busy:
+                    records.append((r.row, record))
+                elif record is not None:
+                    self.report.skipped_in_grace += 1
             gets = [t.TGet(row=cv.value, columns=[t.TColumn(family=_FAMILY, qualifier=doc)]) for doc, cv in records]
             present = self.store.thrift2.run(lambda c, g=gets: c.existsAll(fp2docs, g)) if gets else []
             broken = [

@@ -30,7 +30,8 @@ fingerprint it wrote.  After writing it reads the rows again (``settle``): every
 whose fingerprint is not the record's loses its column, deleted at that entry's timestamp, so the loser's
 put is hidden whichever lands last.  Of any two writers, the later to read again sees the other's entry.
 Two calls that pick the same millisecond cannot be told apart by HBase, so the one that notices writes again,
-later.  Entries older than ENTRY_SECONDS are pruned by the next write and by gc.
+later.  An entry's value also says when it was written; entries written more than ENTRY_SECONDS ago are
+pruned by the next write and by gc.
 
 **A document's time.**  Its docs and fp2docs cells carry the time it was seen (``indexed_at``, default: when
 written) as their timestamp: ``max_age`` reads by an HBase time range, and the index's retention is a TTL
@@ -61,14 +62,17 @@ __all__ = [
     "Step",
     "delete_steps",
     "doc_stamps",
+    "entry_value",
     "index_steps",
+    "read_entry",
     "read_record",
     "settle",
     "write_stamp",
 ]
 
 FP_COLUMN = b"d:fp"  # the docs record's column: the fingerprint row key
-ENTRY_PREFIX = b"d:w"  # + a writer's 8 random bytes: the fingerprint row it wrote (b"": it deleted)
+ENTRY_PREFIX = b"d:w"  # + a writer's 8 random bytes: the fingerprint row it wrote (none: it deleted), and when
+_ENTRY_FORM = b"\x01"  # then the write's time (8 bytes, ms) and the fingerprint row; older entries: the row alone
 ENTRY_SECONDS = 300  # entries older than this are pruned: far longer than any call's HBase writes take
 DRAWER_CELL = {b"d:": b""}  # drawer rows carry their meaning in the key
 
@@ -83,25 +87,40 @@ class Step(NamedTuple):
 
 class Record(NamedTuple):
     """What one docs row says: the document's fingerprint (None: no document), the newest timestamp of any of
-    its cells (0: no row), its writers' entries (column -> (fingerprint or None for a delete, timestamp)), and
-    the timestamp of the fingerprint's cell (0: none)."""
+    its cells (0: no row), its writers' entries (column -> (fingerprint or None for a delete, timestamp)),
+    the timestamp of the fingerprint's cell (0: none), and when each entry was written (its timestamp, for
+    an entry of a version that did not say)."""
 
     fp: int | None = None
     stamp: int = 0
     entries: Mapping[bytes, tuple[int | None, int]] = {}
     fp_stamp: int = 0
+    written: Mapping[bytes, int] = {}
+
+
+def entry_value(fp: int | None, now_ms: int) -> bytes:
+    """An entry's value: when it was written (a dated document's cells are older), and what."""
+    return _ENTRY_FORM + now_ms.to_bytes(8, "big") + (b"" if fp is None else fingerprint_row(fp))
+
+
+def read_entry(value: bytes, stamp: int) -> tuple[int | None, int]:
+    """(fingerprint or None for a delete, when written) of an entry's value and timestamp."""
+    if value[:1] == _ENTRY_FORM and len(value) in (9, 17):
+        return (fingerprint_of_row(value[9:]) if len(value) == 17 else None), int.from_bytes(value[1:9], "big")
+    return (fingerprint_of_row(value) if value else None), stamp
 
 
 def read_record(cells: Mapping[bytes, tuple[bytes, int]]) -> Record:
     """The Record of a docs row's cells (column -> (value, timestamp))."""
     fp = fingerprint_of_row(cells[FP_COLUMN][0]) if FP_COLUMN in cells else None
-    entries = {
-        column: (fingerprint_of_row(value) if value else None, stamp)
-        for column, (value, stamp) in cells.items()
-        if column.startswith(ENTRY_PREFIX)
-    }
+    entries = {}
+    written = {}
+    for column, (value, stamp) in cells.items():
+        if column.startswith(ENTRY_PREFIX):
+            fp_of, written[column] = read_entry(value, stamp)
+            entries[column] = (fp_of, stamp)
     fp_stamp = cells[FP_COLUMN][1] if FP_COLUMN in cells else 0
-    return Record(fp, max((stamp for _, stamp in cells.values()), default=0), entries, fp_stamp)
+    return Record(fp, max((stamp for _, stamp in cells.values()), default=0), entries, fp_stamp, written)
 
 
 def write_stamp(records: Iterable[Record], now_ms: int) -> int:
@@ -125,7 +144,7 @@ def doc_stamps(
 
 def _stale(records: Mapping[bytes, Record], now_ms: int) -> dict[bytes, list[bytes]]:
     cutoff = now_ms - ENTRY_SECONDS * 1000
-    return {doc: [c for c, (_, t) in r.entries.items() if t < cutoff] for doc, r in records.items()}
+    return {doc: [c for c, (_, t) in r.entries.items() if r.written.get(c, t) < cutoff] for doc, r in records.items()}
 
 
 def index_steps(
@@ -146,7 +165,7 @@ def index_steps(
     steps.append(
         Step(
             "docs",
-            puts=[(doc, {FP_COLUMN: fingerprint_row(fp), entry: fingerprint_row(fp)}) for doc, fp in final.items()],
+            puts=[(doc, {FP_COLUMN: fingerprint_row(fp), entry: entry_value(fp, now_ms)}) for doc, fp in final.items()],
             deletes=[(doc, columns) for doc, columns in stale.items() if columns and doc in final],
         )
     )
@@ -165,7 +184,7 @@ def delete_steps(old: Mapping[bytes, Record], entry: bytes = ENTRY_PREFIX, now_m
         Step("fp2docs", deletes=[(fingerprint_row(fp), [doc_column(doc)]) for doc, fp in live.items()]),
         Step(
             "docs",
-            puts=[(doc, {entry: b""}) for doc in live],
+            puts=[(doc, {entry: entry_value(None, now_ms)}) for doc in live],
             deletes=[(doc, [FP_COLUMN, *stale[doc]]) for doc in live],
         ),
     ]
