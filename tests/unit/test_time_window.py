@@ -90,3 +90,22 @@ def test_the_retention_is_a_ttl_on_the_tables_a_document_lives_in() -> None:
     assert all(t.family.ttl_seconds is None for t in index_tables("t").documents())
     with pytest.raises(ValueError, match="at least 3600 s"):
         index_tables("t", retention_seconds=600)
+
+
+def test_the_command_line_names_a_bad_time_before_calling_anyone() -> None:
+    from click.testing import CliRunner
+
+    from simhash_client.cli import _document_line
+    from simhash_server.cli import main
+
+    runner = CliRunner()
+    bad_age = runner.invoke(main, ["query", "--simhash", "00000000000000ff", "--max-age", "soon"])
+    assert bad_age.exit_code == 2 and "--max-age" in bad_age.output and "not a duration" in bad_age.output
+    bad_time = runner.invoke(main, ["index", "a", "--simhash", "00000000000000ff", "--indexed-at", "2026-11-24"])
+    assert bad_time.exit_code == 2 and "--indexed-at" in bad_time.output and "no UTC offset" in bad_time.output
+    both = runner.invoke(main, ["dedup", "--input", "-", "--indexed-at", "1795507200"], input="")
+    assert both.exit_code == 2 and "a line's own" in both.output
+    line = _document_line('{"id": "a", "simhash": "00000000000000ff", "indexed_at": "2026-11-24T08:00:00Z"}')
+    assert line["indexed_at"] == datetime(2026, 11, 24, 8, 0, tzinfo=UTC)
+    with pytest.raises(ValueError, match=r'"indexed_at": .* is not a time'):
+        _document_line('{"id": "a", "simhash": "00000000000000ff", "indexed_at": "monday"}')
