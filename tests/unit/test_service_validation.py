@@ -77,11 +77,27 @@ def _time(seconds_from_now: float) -> timestamp_pb2.Timestamp:
         (pb.QueryRequest(simhash=1, max_age=duration_pb2.Duration(seconds=0)), "max_age", "at least 1 ms"),
         (pb.QueryRequest(simhash=1, max_age=duration_pb2.Duration(seconds=-5)), "max_age", "at least 1 ms"),
         (pb.DeduplicateRequest(doc_id="a", simhash=1, max_age=duration_pb2.Duration(nanos=10)), "max_age", "1 ms"),
+        (
+            pb.IndexRequest(doc_id="a", simhash=1, indexed_at=timestamp_pb2.Timestamp(nanos=-1)),
+            "indexed_at",
+            "indexed_at is not valid: Timestamp is not valid",
+        ),
+        (
+            pb.QueryRequest(simhash=1, max_age=duration_pb2.Duration(seconds=5, nanos=-1)),
+            "max_age",
+            "max_age is not valid",
+        ),
     ],
 )
 def test_bad_times_are_named(service, request_, field: str, message: str) -> None:
     error = _violation(lambda: service._checked(request_, needs_id=not isinstance(request_, pb.QueryRequest)))
     assert error.field == field and message in str(error)
+
+
+def test_an_unreadable_time_is_named_with_the_other_bad_fields(service) -> None:
+    request = pb.DeduplicateRequest(doc_id="", simhash=1, indexed_at=timestamp_pb2.Timestamp(seconds=10**12))
+    error = _violation(lambda: service._checked(request, needs_id=True))
+    assert [field for field, _ in error.violations] == ["doc_id", "indexed_at"]
 
 
 def test_a_time_is_taken_in_milliseconds_and_held_to_the_retention(service) -> None:

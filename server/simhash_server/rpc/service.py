@@ -69,6 +69,16 @@ def _rpc(method: Callable[[Any, Any, float | None], Awaitable[R]]) -> Callable[.
     return handler
 
 
+def _milliseconds(value: Any) -> int:
+    """A Timestamp or Duration in milliseconds; ValueError if it breaks its type's rules (protobuf checks a
+    Timestamp's, not a Duration's)."""
+    if value.DESCRIPTOR.full_name == "google.protobuf.Duration":
+        seconds, nanos = value.seconds, value.nanos
+        if not -999_999_999 <= nanos <= 999_999_999 or abs(seconds) > 315_576_000_000 or seconds * nanos < 0:
+            raise ValueError(f"Duration is not valid: {seconds} s and {nanos} ns (same sign, |nanos| < 1e9)")
+    return int(value.ToMilliseconds())
+
+
 def _check_deadline(deadline: float | None) -> None:
     if deadline is not None and time.monotonic() >= deadline:
         raise DeadlineExceeded("the deadline passed")
@@ -104,17 +114,28 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
     ) -> Request:
         """The call's fields checked in one pass (index/request.py): every bad field is named at once."""
         fields = {field.name: value for field, value in request.ListFields()}
+        unreadable = []
         for name in _TIMES:  # Timestamp and Duration, as index/ takes them: milliseconds
             if name in fields:
-                fields[name] = fields[name].ToMilliseconds()
-        return check_request(
-            fields,
-            self.limits,
-            needs_id=needs_id,
-            default_floor=default_floor,
-            prefix=prefix,
-            retention_seconds=self.index.retention_seconds,
-        )
+                try:
+                    fields[name] = _milliseconds(fields[name])
+                except ValueError as exc:  # nanos out of range, a time past year 9999, mixed signs
+                    del fields[name]
+                    unreadable.append(InvalidArgument(prefix + name, f"{prefix}{name} is not valid: {exc}"))
+        try:
+            checked = check_request(
+                fields,
+                self.limits,
+                needs_id=needs_id,
+                default_floor=default_floor,
+                prefix=prefix,
+                retention_seconds=self.index.retention_seconds,
+            )
+        except InvalidArgument as exc:
+            raise InvalidArgument.together([exc, *unreadable]) from None
+        if unreadable:
+            raise InvalidArgument.together(unreadable)
+        return checked
 
     def _text(self, text: str, field: str = "text") -> str:
         size = len(text.encode("utf-8"))
