@@ -105,3 +105,14 @@ def test_an_entry_says_when_it_was_written_and_is_pruned_by_that() -> None:
         s for s in index_steps({b"a": 8}, {b"a": b""}, {b"a": record}, ENTRY_PREFIX, now) if s.table == "docs"
     ]
     assert sorted(docs_step.deletes[0][1]) == sorted([old, legacy])
+
+
+def test_documents_not_dated_share_one_stamp_and_dated_ones_keep_their_own() -> None:
+    """Undated documents are written as one group at one timestamp, even when a row holds cells ahead of
+    this clock (another replica's); a dated one is written at its date, or just after its row's cells."""
+    from simhash_server.index.writes import doc_stamps
+
+    now = 1_000_000
+    records = {b"a": Record(1, 0), b"b": Record(2, now + 500), b"c": Record(3, 10), b"d": Record(4, 900)}
+    stamps = doc_stamps(records, {b"c": 100, b"d": 100}, now)
+    assert stamps == {b"a": now + 501, b"b": now + 501, b"c": 100, b"d": 901}

@@ -131,14 +131,21 @@ def write_stamp(records: Iterable[Record], now_ms: int) -> int:
 def doc_stamps(
     records: Mapping[bytes, Record], seen_ms: Mapping[bytes, int | None], now_ms: int, spread: int = 0
 ) -> dict[bytes, int]:
-    """Each document's timestamp: when it was seen (``seen_ms``; absent or None: ``now_ms``), or later than
-    every cell of its row.  ``spread`` adds up to that many milliseconds to the latter, so that two writers
-    that tied once (same row, same time seen) part on their next try."""
+    """Each document's timestamp: later than every cell of its row, and else when it was seen (``seen_ms``)
+    or, for every document not dated, one stamp: now, or later than all their rows (one group of writes,
+    however far ahead of this clock another writer's was).  ``spread`` adds up to that many milliseconds
+    past the rows' cells, so that two writers that tied once (same row, same time) part on their next try."""
+    jitter = random.randrange(spread + 1) if spread else 0
+
+    def floor(record: Record) -> int:
+        return record.stamp + 1 + jitter if record.stamp else 0
+
+    undated = [floor(r) for doc, r in records.items() if seen_ms.get(doc) is None]
+    common = max([now_ms, *undated])
     stamps = {}
     for doc, record in records.items():
         seen = seen_ms.get(doc)
-        floor = record.stamp + 1 + (random.randrange(spread + 1) if spread and record.stamp else 0)
-        stamps[doc] = max(now_ms if seen is None else seen, floor)
+        stamps[doc] = common if seen is None else max(seen, floor(record))
     return stamps
 
 
