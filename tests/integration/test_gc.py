@@ -14,7 +14,7 @@ from simhash_server.index.keys import doc_column, drawer_keys, fingerprint_row
 from simhash_server.index.model import Document
 from simhash_server.index.nearby import Fp2docsRead
 from simhash_server.index.scans import count_rows
-from simhash_server.index.writes import ENTRY_PREFIX, Record, delete_steps, index_steps
+from simhash_server.index.writes import Record, delete_steps, index_steps, new_entry
 
 
 def _drawer_rows(store) -> int:
@@ -382,7 +382,7 @@ def test_gc_leaves_a_dated_document_in_the_middle_of_its_write_alone(make_index)
     tails = {}
     for name, written in (("in-flight", now), ("abandoned", month_ago)):
         key = name.encode()
-        steps = index_steps({key: fps[name]}, {key: b""}, {}, ENTRY_PREFIX + bytes(8), written)
+        steps = index_steps({key: fps[name]}, {key: b""}, {}, new_entry(written), written)
         # As IndexStore writes them: the drawer rows when written, the document's cells at its date; the
         # writer stops before its fp2docs step.
         store.write_plan([(written if s.table == "drawers" else month_ago, s) for s in steps[:-1]], None)

@@ -82,28 +82,28 @@ def test_a_completed_index_is_visible_where_its_record_says() -> None:
 
 
 def test_an_entry_says_when_it_was_written_and_is_pruned_by_that() -> None:
-    """A dated document's cells are older than their write: its entry's value carries the write's time, and
-    entries are pruned by it.  Entries of earlier versions (the fingerprint row alone) count their timestamp."""
+    """A dated document's cells are older than their write: its entry's column carries the write's time,
+    and entries are pruned by it.  Entries of earlier versions (no time in the column) count their timestamp;
+    their values, the fingerprint row, are as before, so an earlier server reads the new entries."""
     from simhash_server.index.keys import fingerprint_row
-    from simhash_server.index.writes import ENTRY_PREFIX, ENTRY_SECONDS, entry_value, read_entry, read_record
+    from simhash_server.index.writes import ENTRY_PREFIX, ENTRY_SECONDS, entry_written, new_entry, read_record
 
     now = 10**12
-    assert read_entry(entry_value(0xAB, now), 5) == (0xAB, now)
-    assert read_entry(entry_value(None, now), 5) == (None, now)
-    assert read_entry(fingerprint_row(0xAB), 5) == (0xAB, 5) and read_entry(b"", 5) == (None, 5)
-    fresh, old, legacy = ENTRY_PREFIX + b"1" * 8, ENTRY_PREFIX + b"2" * 8, ENTRY_PREFIX + b"3" * 8
+    fresh, old, legacy = new_entry(now - 1000), new_entry(now - (ENTRY_SECONDS + 1) * 1000), ENTRY_PREFIX + b"3" * 8
+    assert entry_written(fresh, 5) == now - 1000 and entry_written(fresh.partition(b":")[2], 5) == now - 1000
+    assert entry_written(legacy, 5) == 5 and new_entry(now) != new_entry(now)
     month_ago = now - 30 * 86_400_000
     cells = {
-        fresh: (entry_value(7, now - 1000), month_ago),  # dated a month back, written a second ago
-        old: (entry_value(7, now - (ENTRY_SECONDS + 1) * 1000), month_ago),
-        legacy: (fingerprint_row(7), month_ago),
+        fresh: (fingerprint_row(7), month_ago),  # dated a month back, written a second ago
+        old: (fingerprint_row(7), month_ago),
+        legacy: (b"", month_ago),
         FP_COLUMN: (fingerprint_row(7), month_ago),
     }
     record = read_record(cells)
-    assert record.entries[fresh] == (7, month_ago) and record.written[fresh] == now - 1000
-    (docs_step,) = [
-        s for s in index_steps({b"a": 8}, {b"a": b""}, {b"a": record}, ENTRY_PREFIX, now) if s.table == "docs"
-    ]
+    assert record.entries == {fresh: (7, month_ago), old: (7, month_ago), legacy: (None, month_ago)}
+    assert record.written[fresh] == now - 1000
+    steps = index_steps({b"a": 8}, {b"a": b""}, {b"a": record}, new_entry(now), now)
+    (docs_step,) = [s for s in steps if s.table == "docs"]
     assert sorted(docs_step.deletes[0][1]) == sorted([old, legacy])
 
 

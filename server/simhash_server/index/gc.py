@@ -15,8 +15,8 @@ meta table, so a gc run stopped anywhere goes on from there, from any machine):
 Beside live traffic: only cells older than ``grace_seconds`` are touched (a live writer's steps are
 milliseconds apart, and each Thrift call is bounded by its timeout), and a delete removes exactly the version
 it saw and older ones, so a writer's newer put of the same cell survives it.  A dated document's cells are
-older than their write, so a docs row whose writer's entry (which says when it was written) is within the
-grace is left alone too, and entries are pruned by when they were written.
+older than their write, so a docs row whose writer's entry (whose column says when it was written) is
+within the grace is left alone too, and entries are pruned by when they were written.
 
 ``estimate_orphans`` is Stats' cheap view of pass 3: a sample of drawer rows from random start keys.
 """
@@ -44,7 +44,7 @@ from simhash_server.index.keys import (
 )
 from simhash_server.index.scans import row_keys
 from simhash_server.index.store import IndexStore
-from simhash_server.index.writes import ENTRY_PREFIX, ENTRY_SECONDS, read_entry
+from simhash_server.index.writes import ENTRY_PREFIX, ENTRY_SECONDS, entry_written
 
 __all__ = ["GRACE_SECONDS", "PASSES", "GcReport", "OrphanEstimate", "collect", "estimate_orphans", "last_report"]
 
@@ -194,7 +194,7 @@ class _Run:
                     if cv.qualifier == _FP_QUALIFIER:
                         record = cv
                     elif cv.qualifier.startswith(_ENTRY_QUALIFIER):
-                        written = read_entry(cv.value or b"", cv.timestamp)[1]
+                        written = entry_written(cv.qualifier, cv.timestamp)
                         busy = busy or written >= self.cutoff_ms
                         if written < entries_cutoff:
                             stale.append(self._delete_up_to(r.row, cv.qualifier, cv.timestamp))

@@ -16,7 +16,6 @@ rows whose fingerprint has no documents left are orphans that queries skip, unti
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -64,13 +63,13 @@ from simhash_server.index.nearby import count_candidates, near_candidates, windo
 from simhash_server.index.pool import ConnectionPool, close_quietly
 from simhash_server.index.scans import DrawerScans, count_rows, row_keys
 from simhash_server.index.writes import (
-    ENTRY_PREFIX,
     FP_COLUMN,
     Record,
     Step,
     delete_steps,
     doc_stamps,
     index_steps,
+    new_entry,
     read_record,
     settle,
 )
@@ -270,7 +269,7 @@ class IndexStore:
         The docs rows are read again once their step is written, beside the steps after it."""
         before = self._records(docs, deadline) if old is None else old
         before = {doc: before[doc] for doc in docs}
-        entry = ENTRY_PREFIX + os.urandom(8)
+        entry = new_entry(int(time.time() * 1000))
         seen = dict(seen or {})
         floor = before
         for attempt in range(_TIE_RETRIES):

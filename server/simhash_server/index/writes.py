@@ -30,8 +30,8 @@ fingerprint it wrote.  After writing it reads the rows again (``settle``): every
 whose fingerprint is not the record's loses its column, deleted at that entry's timestamp, so the loser's
 put is hidden whichever lands last.  Of any two writers, the later to read again sees the other's entry.
 Two calls that pick the same millisecond cannot be told apart by HBase, so the one that notices writes again,
-later.  An entry's value also says when it was written; entries written more than ENTRY_SECONDS ago are
-pruned by the next write and by gc.
+later.  An entry's column also says when it was written (``new_entry``; a server of an earlier version reads
+the column as any entry); entries written more than ENTRY_SECONDS ago are pruned by the next write and by gc.
 
 **A document's time.**  Its docs and fp2docs cells carry the time it was seen (``indexed_at``, default: when
 written) as their timestamp: ``max_age`` reads by an HBase time range, and the index's retention is a TTL
@@ -46,6 +46,7 @@ documents it leads to, so a time range on the drawer scans drops only fingerprin
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
@@ -62,17 +63,17 @@ __all__ = [
     "Step",
     "delete_steps",
     "doc_stamps",
-    "entry_value",
+    "entry_written",
     "index_steps",
-    "read_entry",
+    "new_entry",
     "read_record",
     "settle",
     "write_stamp",
 ]
 
 FP_COLUMN = b"d:fp"  # the docs record's column: the fingerprint row key
-ENTRY_PREFIX = b"d:w"  # + a writer's 8 random bytes: the fingerprint row it wrote (none: it deleted), and when
-_ENTRY_FORM = b"\x01"  # then the write's time (8 bytes, ms) and the fingerprint row; older entries: the row alone
+ENTRY_PREFIX = b"d:w"  # + a writer's 8 random bytes + when (8 bytes, ms): the fingerprint row it wrote (b"": deleted)
+_ENTRY_LENGTH = len(ENTRY_PREFIX) + 16  # earlier versions' entries lack the time: their timestamp stands for it
 ENTRY_SECONDS = 300  # entries older than this are pruned: far longer than any call's HBase writes take
 DRAWER_CELL = {b"d:": b""}  # drawer rows carry their meaning in the key
 
@@ -98,16 +99,15 @@ class Record(NamedTuple):
     written: Mapping[bytes, int] = {}
 
 
-def entry_value(fp: int | None, now_ms: int) -> bytes:
-    """An entry's value: when it was written (a dated document's cells are older), and what."""
-    return _ENTRY_FORM + now_ms.to_bytes(8, "big") + (b"" if fp is None else fingerprint_row(fp))
+def new_entry(now_ms: int) -> bytes:
+    """A writer's entry column: its own, and saying when it was written (a dated document's cells are older)."""
+    return ENTRY_PREFIX + os.urandom(8) + now_ms.to_bytes(8, "big")
 
 
-def read_entry(value: bytes, stamp: int) -> tuple[int | None, int]:
-    """(fingerprint or None for a delete, when written) of an entry's value and timestamp."""
-    if value[:1] == _ENTRY_FORM and len(value) in (9, 17):
-        return (fingerprint_of_row(value[9:]) if len(value) == 17 else None), int.from_bytes(value[1:9], "big")
-    return (fingerprint_of_row(value) if value else None), stamp
+def entry_written(column: bytes, stamp: int) -> int:
+    """When the entry ``column`` (``d:w...``, or its qualifier ``w...``) was written; ``stamp``, its cell's
+    timestamp, for an entry of an earlier version."""
+    return int.from_bytes(column[-8:], "big") if len(column) in (_ENTRY_LENGTH, _ENTRY_LENGTH - 2) else stamp
 
 
 def read_record(cells: Mapping[bytes, tuple[bytes, int]]) -> Record:
@@ -117,8 +117,8 @@ def read_record(cells: Mapping[bytes, tuple[bytes, int]]) -> Record:
     written = {}
     for column, (value, stamp) in cells.items():
         if column.startswith(ENTRY_PREFIX):
-            fp_of, written[column] = read_entry(value, stamp)
-            entries[column] = (fp_of, stamp)
+            entries[column] = (fingerprint_of_row(value) if value else None, stamp)
+            written[column] = entry_written(column, stamp)
     fp_stamp = cells[FP_COLUMN][1] if FP_COLUMN in cells else 0
     return Record(fp, max((stamp for _, stamp in cells.values()), default=0), entries, fp_stamp, written)
 
@@ -172,7 +172,7 @@ def index_steps(
     steps.append(
         Step(
             "docs",
-            puts=[(doc, {FP_COLUMN: fingerprint_row(fp), entry: entry_value(fp, now_ms)}) for doc, fp in final.items()],
+            puts=[(doc, {FP_COLUMN: fingerprint_row(fp), entry: fingerprint_row(fp)}) for doc, fp in final.items()],
             deletes=[(doc, columns) for doc, columns in stale.items() if columns and doc in final],
         )
     )
@@ -191,7 +191,7 @@ def delete_steps(old: Mapping[bytes, Record], entry: bytes = ENTRY_PREFIX, now_m
         Step("fp2docs", deletes=[(fingerprint_row(fp), [doc_column(doc)]) for doc, fp in live.items()]),
         Step(
             "docs",
-            puts=[(doc, {entry: entry_value(None, now_ms)}) for doc in live],
+            puts=[(doc, {entry: b""}) for doc in live],
             deletes=[(doc, [FP_COLUMN, *stale[doc]]) for doc in live],
         ),
     ]
