@@ -140,6 +140,7 @@ def server(make_index):
         address="127.0.0.1:0",
         metrics_address=f"127.0.0.1:{Ports.free().zookeeper}",
         health_interval_seconds=0.5,
+        retention_check_seconds=0.5,
         limits=Limits(max_text_bytes=100_000, max_batch=50, max_limit=500),
         store=store.config,
     )

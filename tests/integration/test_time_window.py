@@ -101,8 +101,9 @@ def test_retention_expires_documents_from_every_table_at_once(make_index, hbase,
             assert ttl == {"drawers": 3600, "fp2docs": 3600, "docs": 3600, "claims": 60}.get(spec.name.split("_")[-1])
     finally:
         client.close()
-    store.ping()  # a server learns the retention at start and by its health checks
-    assert store.retention_seconds == 3600
+    # A server learns the retention at start, then every 30 s (ServerConfig.retention_check_seconds), apart
+    # from its health checks: a table's settings come from the HMaster, which queries do not need.
+    assert store.read_retention() == 3600 and store.retention_seconds == 3600
     assert [h.doc_id for h in store.query(base)] == [ids + "new"]
     assert store.get(ids + "old") is None and store.get(ids + "new") == base ^ 1
     assert store.count_documents() == 1
@@ -190,7 +191,7 @@ def test_stats_reports_the_retention_and_the_service_refuses_what_it_would_expir
         with SimHashClient(f"127.0.0.1:{server.port}", timeout=20) as api:
             set_retention(client, index_tables(prefix, retention_seconds=3600))
             try:
-                until(lambda: api.stats(timeout=20).retention == 3600)  # learnt by the server's health checks
+                until(lambda: api.stats(timeout=20).retention == 3600)  # read again every 0.5 s here
                 with pytest.raises(Refused) as refused:
                     api.index("late", simhash=1, indexed_at=time.time() - 7200)
                 assert refused.value.fields == ["indexed_at"]

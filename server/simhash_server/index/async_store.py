@@ -125,6 +125,9 @@ class AsyncIndexStore:
     async def ping(self) -> None:
         await self._blocking(self.store.ping)
 
+    async def read_retention(self, deadline: float | None = None) -> int | None:
+        return await self._blocking(self.store.read_retention, deadline)
+
     # -- writes ---------------------------------------------------------------------------------------
     async def index_many(self, items: Iterable[Document | tuple[str, int]], deadline: float | None = None) -> int:
         documents = keyed_documents(items, self.store.retention_seconds)

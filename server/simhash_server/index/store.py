@@ -16,6 +16,7 @@ rows whose fingerprint has no documents left are orphans that queries skip, unti
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -40,7 +41,7 @@ from simhash_server.fingerprint import FINGERPRINT_VERSION, VERSIONS, Recipe, re
 from simhash_server.index.claims import Claim, claim, new_owner, release
 from simhash_server.index.coalesce import Coalescer
 from simhash_server.index.config import StoreConfig
-from simhash_server.index.errors import Unavailable
+from simhash_server.index.errors import StoreError, Unavailable
 from simhash_server.index.keys import LAYOUT, fingerprint_of_row, fingerprint_row
 from simhash_server.index.model import (
     MAX_DISTANCE,
@@ -76,6 +77,8 @@ from simhash_server.index.writes import (
 from simhash_server.metrics import BATCH_CALLS
 
 __all__ = ["IndexStore", "StoreConfig", "check_meta"]
+
+log = logging.getLogger(__name__)
 
 
 def check_meta(stored: IndexMeta, wanted: str | None) -> Recipe:
@@ -164,12 +167,24 @@ class IndexStore:
             return self._meta_record(client)
 
         meta = self._adopt(self.thrift2.run(check))
-        self.retention_seconds = self.thrift2.run(self._retention)
+        self.read_retention()
         return meta
 
-    def _retention(self, client: Any) -> int | None:
-        """The docs table's TTL: the index's retention (`schema apply --retention` sets all three alike)."""
-        return describe(client, self.tables.docs.name).get(self.tables.docs.family.name, {}).get("ttl_seconds")
+    def read_retention(self, deadline: float | None = None) -> int | None:
+        """Learn the index's retention: the docs table's TTL (`schema apply --retention` sets all three alike).
+
+        A table's settings come from the HMaster, which queries and writes do not need: while it cannot
+        answer, the last retention learnt stays, and serving goes on (a warning says so)."""
+
+        def read(client: Any) -> int | None:
+            found = describe(client, self.tables.docs.name).get(self.tables.docs.family.name, {})
+            return found.get("ttl_seconds")
+
+        try:
+            self.retention_seconds = self.thrift2.run(read, deadline=deadline)
+        except StoreError as exc:
+            log.warning("cannot read the index's retention, keeping %s: %s", self.retention_seconds, exc)
+        return self.retention_seconds
 
     def _meta_record(self, client: Any) -> IndexMeta:
         stored = read_meta(client, self.tables.meta)
@@ -378,9 +393,9 @@ class IndexStore:
 
     def ping(self) -> None:
         """Raise unless HBase answers and the index's meta record still names what it was opened with (the
-        health check; a server started while HBase was down adopts the index's version here)."""
+        health check; a server started while HBase was down adopts the index's version here).  A region
+        server's read only: the HMaster may be away (``read_retention`` asks it, apart)."""
         self._adopt(self.thrift2.run(self._meta_record))
-        self.retention_seconds = self.thrift2.run(self._retention)
 
     def count_documents(self, deadline: float | None = None) -> int:
         """Docs rows holding a record (a deleted document's row keeps only writers' entries for a while), by a

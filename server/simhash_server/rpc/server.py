@@ -57,6 +57,9 @@ class ServerConfig:
     tokens: Tokens | None = None
     tokens_file: Path | None = None  # where ``tokens`` came from: reread on SIGHUP or a change (rotation.py)
     credentials_check_seconds: float = 5.0  # how often the TLS and tokens files are checked for a change
+    # How often the index's retention (a table setting, from the HMaster) is read again, apart from the
+    # health checks: an HMaster away must not make a serving replica look down.
+    retention_check_seconds: float = 30.0
     insecure: bool = False  # serve a network address with neither TLS nor tokens
     # Queries asked before the port opens: at least warmup_queries, then (warmup_until_settled) more rounds
     # until their latency stops falling; never past warmup_seconds (warmup.py).
@@ -181,8 +184,17 @@ class SimHashServer:
 
     async def _watch_index(self) -> None:
         was_up = None
+        retention: asyncio.Future[int | None] | None = None
+        checked = time.monotonic()
         while True:
             await asyncio.sleep(self.config.health_interval_seconds)
+            if (
+                retention is None or retention.done()
+            ) and time.monotonic() - checked >= self.config.retention_check_seconds:
+                checked = time.monotonic()  # not awaited: a slow HMaster holds only this
+                retention = asyncio.ensure_future(
+                    self.index.read_retention(checked + self.config.retention_check_seconds)
+                )
             up = await self.check_index(self.config.health_timeout_seconds)
             if up != was_up:
                 (log.info if up else log.warning)(
