@@ -24,7 +24,7 @@ queries miss it, Get still names it) and drawer rows no document owns (orphans: 
 **Writers of one id on different replicas.**  Each reads the record, then writes: two that read the same
 record would each remove only the old column, and the one whose record loses would leave its column behind
 (a ghost).  So every call writes all its cells at one timestamp later than anything in the rows it read
-(``write_stamp``: HBase orders a cell's versions by timestamp, and a delete at T hides every version up to T
+(``doc_stamps``: HBase orders a cell's versions by timestamp, and a delete at T hides every version up to T
 even if it arrives later), and signs the docs row with an *entry* of its own, ``d:w<writer>``, naming the
 fingerprint it wrote.  After writing it reads the rows again (``settle``): every entry it had not seen before
 whose fingerprint is not the record's loses its column, deleted at that entry's timestamp, so the loser's
@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from simhash_server.index.keys import doc_column, drawer_keys, fingerprint_of_row, fingerprint_row
@@ -68,7 +68,6 @@ __all__ = [
     "new_entry",
     "read_record",
     "settle",
-    "write_stamp",
 ]
 
 FP_COLUMN = b"d:fp"  # the docs record's column: the fingerprint row key
@@ -121,11 +120,6 @@ def read_record(cells: Mapping[bytes, tuple[bytes, int]]) -> Record:
             written[column] = entry_written(column, stamp)
     fp_stamp = cells[FP_COLUMN][1] if FP_COLUMN in cells else 0
     return Record(fp, max((stamp for _, stamp in cells.values()), default=0), entries, fp_stamp, written)
-
-
-def write_stamp(records: Iterable[Record], now_ms: int) -> int:
-    """The timestamp of a call's cells: now, or later than every cell of the rows it read."""
-    return max([now_ms, *(r.stamp + 1 for r in records)])
 
 
 def doc_stamps(
