@@ -203,6 +203,55 @@ def test_a_claim_whose_deadline_passes_half_way_leaves_no_row_claimed(make_index
     assert _rows_held_by(store, base, held.owner) == []
 
 
+class _Noting:
+    """A Thrift2 client that notes the name of every call made through it."""
+
+    def __init__(self, client, made: list[str]) -> None:
+        self.client, self.made = client, made
+
+    def __getattr__(self, name: str):
+        self.made.append(name)
+        return getattr(self.client, name)
+
+
+def _counted(store, made: list[str]):
+    """The store's runner for claims.claim/release, noting every Thrift2 call it makes in ``made``."""
+    return lambda call, *, deadline=None: store.thrift2.run(lambda c: call(_Noting(c, made)), deadline=deadline)
+
+
+def test_a_claim_released_within_the_hold_limit_is_freed_by_one_call(make_index, base) -> None:
+    from simhash_server.index.claims import claim, new_owner, release
+
+    store = make_index()
+    table = store.tables.claims.name.encode()
+    held = claim(store.thrift2.run, table, [base, base ^ (1 << 63)], new_owner(), None)
+    assert len(_rows_held_by(store, base, held.owner)) == 10
+    made: list[str] = []
+    release(_counted(store, made), table, held)
+    assert made == ["putMultiple"]
+    assert _rows_held_by(store, base, held.owner) == [] and _rows_held_by(store, base ^ (1 << 63), held.owner) == []
+    store.release(store.claim(base ^ 0b111, deadline=time.monotonic() + 30))  # near ones are free to go
+
+
+def test_a_claim_past_the_hold_limit_frees_only_the_rows_still_its_own(make_index, base) -> None:
+    """A holder past the limit may have lost a row to a lapsed lease: another call's claim there stays."""
+    import dataclasses
+
+    from simhash_server.index.claims import HOLD_LIMIT_SECONDS, _put, claim, new_owner, release
+
+    store = make_index()
+    table = store.tables.claims.name.encode()
+    held = claim(store.thrift2.run, table, base, new_owner(), None)
+    other, lost = new_owner(), held.rows[3]
+    store.thrift2.run(lambda c: c.put(table, _put(lost, other)))  # as if held's lease there had lapsed
+    stale = dataclasses.replace(held, began=held.began - HOLD_LIMIT_SECONDS)
+    made: list[str] = []
+    release(_counted(store, made), table, stale)
+    assert made == ["checkAndPut"] * 10
+    assert _rows_held_by(store, base, held.owner) == [] and _rows_held_by(store, base, other) == [lost]
+    store.thrift2.run(lambda c: c.put(table, _put(lost, b"")))  # the other call's release
+
+
 def test_an_index_without_the_claims_table_says_to_apply_the_schema(make_index, hbase, base) -> None:
     from simhash_schema import SchemaError
 
