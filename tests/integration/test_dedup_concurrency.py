@@ -266,3 +266,34 @@ def test_an_index_without_the_claims_table_says_to_apply_the_schema(make_index, 
     store.open()  # everything but Deduplicate still works
     store.index_many([("unclaimed", base)])
     assert [n.doc_id for n in store.query(base, 0)] == ["unclaimed"]
+
+
+def test_claims_given_back_after_the_answer_are_waited_for_by_a_stopping_server(make_index, base) -> None:
+    """The release runs after the answer, in the executor; a server that stops waits for it (given_back)
+    before it closes the store, or the claims would lapse only with their lease."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from simhash_server.index.async_store import AsyncIndexStore
+
+    store = make_index()
+    executor = ThreadPoolExecutor(max_workers=1)
+    gate = threading.Event()
+
+    async def scenario() -> tuple[int, list[bytes], int, list[bytes]]:
+        index = AsyncIndexStore(store, executor)
+        async with index.claimed(base) as held:
+            executor.submit(gate.wait)  # the one worker busy: the release waits behind it
+        still_out = await index.given_back(0.2)
+        held_meanwhile = _rows_held_by(store, base, held.owner)
+        waiting = asyncio.create_task(index.given_back(60))
+        gate.set()
+        return still_out, held_meanwhile, await waiting, _rows_held_by(store, base, held.owner)
+
+    try:
+        still_out, held_meanwhile, left, held_after = asyncio.run(scenario())
+    finally:
+        gate.set()
+        executor.shutdown()
+    assert (still_out, len(held_meanwhile)) == (1, 10)
+    assert (left, held_after) == (0, [])

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
+import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import Executor
 from typing import TypeVar
@@ -41,6 +43,7 @@ from simhash_server.index.store import IndexStore
 __all__ = ["AsyncIndexStore"]
 
 R = TypeVar("R")
+log = logging.getLogger(__name__)
 
 
 class AsyncIndexStore:
@@ -53,6 +56,7 @@ class AsyncIndexStore:
         self._writes: AsyncCoalescer[list[tuple[bytes, Document]], int]
         self._deletes: AsyncCoalescer[list[bytes], int]
         self._nearby, self._writes, self._deletes = store.coalescers(AsyncCoalescer)
+        self._giving_back: set[asyncio.Future[object]] = set()  # claims being released, or taken to be
 
     @property
     def meta(self) -> IndexMeta | None:
@@ -146,6 +150,7 @@ class AsyncIndexStore:
         try:
             held = await asyncio.shield(taking)
         except asyncio.CancelledError:  # the caller left; the claim is still being taken: give it back after
+            self._note(taking)
             taking.add_done_callback(self._release_when_taken)
             raise
         try:
@@ -153,11 +158,32 @@ class AsyncIndexStore:
         finally:
             # Not awaited: the answer need not wait for it (what it guards is stored by now); near-duplicate
             # calls elsewhere wait until it is done.  A release lost to a crash lapses with the claims' TTL.
-            self._executor.submit(self.store.release, held)
+            self._give_back(held)
 
     def _release_when_taken(self, taking: asyncio.Future[Claim]) -> None:
         if not taking.cancelled() and taking.exception() is None:
-            self._executor.submit(self.store.release, taking.result())
+            self._give_back(taking.result())
+
+    def _give_back(self, held: Claim) -> None:
+        self._note(asyncio.get_running_loop().run_in_executor(self._executor, self.store.release, held))
+
+    def _note(self, future: asyncio.Future) -> None:
+        self._giving_back.add(future)
+        future.add_done_callback(self._given)
+
+    def _given(self, future: asyncio.Future) -> None:
+        self._giving_back.discard(future)
+        if not future.cancelled() and future.exception() is not None:
+            log.warning("a deduplication claim was not given back (it lapses with the lease): %r", future.exception())
+
+    async def given_back(self, timeout: float) -> int:
+        """Wait up to ``timeout`` seconds for the claims still being given back, those of callers that left
+        while theirs were taken included, so that a server that stops leaves no claim to lapse (its near
+        duplicates elsewhere would wait out the lease); how many are still out."""
+        end = time.monotonic() + timeout
+        while (out := {f for f in self._giving_back if not f.done()}) and (left := end - time.monotonic()) > 0:
+            await asyncio.wait(out, timeout=left)
+        return sum(not f.done() for f in self._giving_back)
 
     def close(self) -> None:
         self._nearby.close()

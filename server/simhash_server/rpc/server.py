@@ -40,6 +40,7 @@ __all__ = ["ServerConfig", "SimHashServer"]
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["SimHashIndex"].full_name
+CLAIM_RETURN_SECONDS = 5.0  # a stopping server's wait for the claims it is giving back
 
 
 @dataclass(frozen=True)
@@ -261,6 +262,10 @@ class SimHashServer:
             log.warning("%d call(s) still in flight after %.0f s: cancelled", left, grace)
         if self._server is not None:
             await self._server.stop(max(0.0, grace - (time.monotonic() - began)))
+        # Claims are given back after the answers: a store closed under them would leave them to lapse.
+        claims = await self.index.given_back(CLAIM_RETURN_SECONDS)
+        if claims:
+            log.warning("%d deduplication claim(s) not given back: they lapse within a minute", claims)
         self.index.close()
         self._executor.shutdown(wait=False, cancel_futures=True)
         log.info("stopped")
