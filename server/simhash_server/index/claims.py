@@ -32,6 +32,7 @@ HOLD_LIMIT_SECONDS = CLAIM_TTL_SECONDS / 3  # a margin for a region server clock
 _FAMILY, _QUALIFIER = b"d", b"o"  # one cell a claim: its owner
 _FREE = b""  # the cell of a released claim
 _FIRST_PAUSE, _LONGEST_PAUSE = 0.002, 0.05  # waiting for a claim another call holds
+_AT_ONCE_ROUNDS = 4  # tries of every row left at once, after a wait; then one by one (bounds the calls)
 R = TypeVar("R")
 log = logging.getLogger(__name__)
 
@@ -93,9 +94,12 @@ def claim(
     """Take the claims of ``fp``'s 10 drawer prefixes for ``owner`` (of every fingerprint's, for a batch),
     waiting for those other calls hold.
 
-    First every row at once (``each`` maps over them, concurrently if it can): most calls meet no other, and
-    keep them all.  Otherwise what was taken goes back, and the rows are taken one by one in one global
-    order (sorted), so two calls never wait on each other in a cycle; a call waits with no connection held.
+    Rows are taken in one global order (sorted), and a call waits for a row only while it holds no row after
+    it, so two calls never wait on each other in a cycle; a call waits with no connection held.  Within that
+    order, the rows still to take are tried at once (``each`` maps over them, concurrently if it can): most
+    calls meet no other and keep them all.  Where a row is held, the call keeps the rows before it, gives
+    back those it took after it, waits for that row, and tries the rest at once again (after _AT_ONCE_ROUNDS
+    such waits, one by one).  A batch that meets another on a few rows of its thousand so waits only there.
 
     Rows are taken before ``deadline``; rows taken on the way go back whatever the deadline: a call that
     fails, or whose deadline passes, must not leave claims behind, or its near duplicates would wait a lease
@@ -109,36 +113,49 @@ def claim(
         except Exception as exc:  # noqa: BLE001 - raised below, once every row's outcome is known
             return exc
 
-    began = time.monotonic()
+    began: float | None = None  # before the first row kept was taken: the claim's lease runs from then
+    pending = list(rows)
     try:
-        at_once = list(each(attempt, rows))
+        for _ in range(_AT_ONCE_ROUNDS + 1):
+            tried = time.monotonic()
+            outcomes = list(each(attempt, pending))
+            failed = [outcome for outcome in outcomes if isinstance(outcome, Exception)]
+            if failed:  # below, every row: a call that failed may have taken its row before its answer was lost
+                raise failed[0]
+            first = next((n for n, outcome in enumerate(outcomes) if outcome is not True), len(pending))
+            if first and began is None:
+                began = tried
+            later = zip(pending[first:], outcomes[first:], strict=True)
+            after = tuple(row for row, outcome in later if outcome is True)
+            if after:  # just taken, so certainly its own: given back at once
+                release(run, table, Claim(owner, after, tried))
+            del pending[:first]
+            if not pending:
+                return Claim(owner, rows, began if began is not None else tried)
+            waited = _wait_for(run, table, pending.pop(0), owner, deadline)
+            began = waited if began is None else began
+        for row in pending:
+            waited = _wait_for(run, table, row, owner, deadline)
+            began = waited if began is None else began
     except BaseException:
-        with contextlib.suppress(Exception):  # whatever was taken (freeing a row not ours does nothing)
-            release(run, table, Claim(owner, rows, 0.0))
-        raise
-    took = tuple(row for row, outcome in zip(rows, at_once, strict=True) if outcome is True)
-    if len(took) == len(rows):
-        return Claim(owner, rows, began)
-    failed = [outcome for outcome in at_once if isinstance(outcome, Exception)]
-    if failed:  # every row: a call that failed may have taken its row before its answer was lost
         with contextlib.suppress(Exception):  # best effort: HBase may be what failed; the TTL remains
-            release(run, table, Claim(owner, rows, 0.0))
-        raise failed[0]
-    release(run, table, Claim(owner, took, 0.0))
-    began = time.monotonic()  # none of the rows is this call's now
-    try:
-        for row in rows:
-            pause = _FIRST_PAUSE
-            while not run(lambda client, row=row: _take(client, table, row, owner), deadline=deadline):
-                if deadline is not None and time.monotonic() + pause >= deadline:
-                    raise DeadlineExceeded("the deadline passed waiting for a near-duplicate's deduplication")
-                time.sleep(pause * random.uniform(0.5, 1.0))
-                pause = min(pause * 2, _LONGEST_PAUSE)
-    except BaseException:  # every row, as above: the row being taken may be ours already
-        with contextlib.suppress(Exception):  # best effort: HBase may be what failed; the TTL remains
-            release(run, table, Claim(owner, rows, 0.0))
+            release(run, table, Claim(owner, rows, 0.0))  # freeing a row not its own does nothing
         raise
+    assert began is not None  # the loop took a row at least
     return Claim(owner, rows, began)
+
+
+def _wait_for(run: Run, table: bytes, row: bytes, owner: bytes, deadline: float | None) -> float:
+    """Take ``row``, waiting while another call holds it; when the attempt that took it began."""
+    pause = _FIRST_PAUSE
+    while True:
+        tried = time.monotonic()
+        if run(lambda client: _take(client, table, row, owner), deadline=deadline):
+            return tried
+        if deadline is not None and time.monotonic() + pause >= deadline:
+            raise DeadlineExceeded("the deadline passed waiting for a near-duplicate's deduplication")
+        time.sleep(pause * random.uniform(0.5, 1.0))
+        pause = min(pause * 2, _LONGEST_PAUSE)
 
 
 def release(run: Run, table: bytes, held: Claim, each: Callable[..., Iterable[Any]] = map) -> None:
