@@ -117,6 +117,8 @@ def claim(
     pending = list(rows)
     try:
         for _ in range(_AT_ONCE_ROUNDS + 1):
+            if not pending:
+                break
             tried = time.monotonic()
             outcomes = list(each(attempt, pending))
             failed = [outcome for outcome in outcomes if isinstance(outcome, Exception)]
@@ -131,7 +133,7 @@ def claim(
                 release(run, table, Claim(owner, after, tried))
             del pending[:first]
             if not pending:
-                return Claim(owner, rows, began if began is not None else tried)
+                break
             waited = _wait_for(run, table, pending.pop(0), owner, deadline)
             began = waited if began is None else began
         for row in pending:
