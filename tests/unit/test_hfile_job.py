@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -163,3 +165,34 @@ def test_normalising_rejects_a_dated_line_it_cannot_carry(tmp_path: Path) -> Non
         "2",
         "hfile-load does not take indexed_at: load dated documents with bulk-load",
     ]
+
+
+def _running(pid: int) -> bool:
+    """Whether the process exists and has not exited (an exited orphan may linger as a zombie)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_job_process_ends_with_the_process_that_started_it_even_one_killed_outright() -> None:
+    """The runners start the job's JVM so: a caller killed with SIGKILL (no `finally` runs) leaves no JVM behind
+    submitting or running its job (found as a JVM still polling a cluster 40 minutes after its caller died)."""
+    starter = (
+        "import subprocess\n"
+        "from simhash_server.bulk.hfile_job import _end_with_parent\n"
+        "child = subprocess.Popen(['sleep', '600'], preexec_fn=_end_with_parent)\n"
+        "print(child.pid, flush=True)\n"
+        "child.wait()\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", starter], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    assert _running(child)
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 30
+    while _running(child):
+        assert time.monotonic() < deadline, "the child outlived its killed parent"
+        time.sleep(0.05)  # between checks of the condition

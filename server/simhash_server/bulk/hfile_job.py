@@ -16,10 +16,13 @@ The JVM reports JSON lines on stdout (progress, finished phases, loads); its log
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -123,7 +126,9 @@ class JobRunner:
         log_path = staging / "job.log"
         with open(log_path, "ab") as log:
             # The staging directory is the working directory: the local runner links job files into it.
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True, cwd=staging)
+            proc = subprocess.Popen(
+                argv, stdout=subprocess.PIPE, stderr=log, text=True, cwd=staging, preexec_fn=_end_with_parent
+            )
             assert proc.stdout is not None
             steady = LocalProgress() if self.kind == "local" else None
             try:
@@ -235,6 +240,18 @@ class JobRunner:
             args = args | {"upload": str((staging / "input").resolve())}
         java = self._java(self._conf(staging), dirs, main_class)
         return [*java, *self._arguments(command, args, remote, zookeeper)]
+
+
+def _end_with_parent() -> None:
+    """In the job's JVM before it starts: SIGTERM when this process dies, however it dies (a SIGKILL runs no
+    ``finally``), so the JVM's shutdown hook kills the job it submitted instead of outliving its caller.
+    Linux's PR_SET_PDEATHSIG (prctl is looked up before the fork: the child only calls it)."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+_PR_SET_PDEATHSIG = 1
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
 
 
 def site_properties(dirs: list[Path]) -> dict[str, str]:
