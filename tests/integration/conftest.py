@@ -8,6 +8,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -29,13 +30,40 @@ def drop_tables(hbase, tables: IndexTables) -> None:
         conn.close()
 
 
-@pytest.fixture(scope="module")
-def drop(hbase) -> Callable[[IndexTables], None]:
-    return lambda tables: drop_tables(hbase, tables)
+class Dropper:
+    """Drops finished tests' tables on a thread of its own: a disable waits for every region to close (a
+    flush each), about half a second a table, and the suite drops several hundred.  Each index has a prefix
+    of its own, so nothing a later test reads is touched; the session waits for the last drop, and a drop
+    that failed fails it."""
+
+    def __init__(self, hbase) -> None:
+        self._hbase = hbase
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="drop-tables")
+        self._pending: list[Future] = []
+
+    def __call__(self, tables: IndexTables) -> None:
+        self._pending.append(self._pool.submit(drop_tables, self._hbase, tables))
+
+    def finish(self) -> None:
+        self._pool.shutdown(wait=True)
+        for future in self._pending:
+            future.result()  # raises the first failed drop
+
+
+@pytest.fixture(scope="session")
+def dropper(hbase) -> Iterator[Dropper]:
+    tables = Dropper(hbase)
+    yield tables
+    tables.finish()
 
 
 @pytest.fixture(scope="module")
-def make_index(hbase) -> Iterator[Callable[..., IndexStore]]:
+def drop(dropper: Dropper) -> Callable[[IndexTables], None]:
+    return dropper
+
+
+@pytest.fixture(scope="module")
+def make_index(hbase, dropper: Dropper) -> Iterator[Callable[..., IndexStore]]:
     """Create an index (schema applied, store opened); all are dropped when the module ends."""
     made: list[tuple[IndexStore, IndexTables]] = []
 
@@ -64,7 +92,7 @@ def make_index(hbase) -> Iterator[Callable[..., IndexStore]]:
     yield make
     for store, tables in made:
         store.close()
-        drop_tables(hbase, tables)
+        dropper(tables)
 
 
 CLI = str(Path(sys.executable).with_name("simhash-index"))
