@@ -48,15 +48,14 @@ test-containers: install images
 
 # The distributed cluster (deploy/cluster.yaml: HDFS, ZooKeeper, HMaster, 2 region servers, Thrift, YARN,
 # 2 replicas) on a stack of its own: a region server killed under load, regions moved, a replica restarted,
-# the HMaster killed, ZooKeeper and the NameNode restarted, a replica cut off from HBase.  Recovery times
-# land in var/cluster-results.json.  About 8 minutes.
+# the HMaster killed, ZooKeeper and the NameNode restarted, a replica cut off from HBase; then hfile-load and
+# clusters submitted to its YARN (tests/cluster/test_yarn.py: a NodeManager killed mid-job, a Ctrl-C and a
+# resume).  Recovery times land in var/cluster-results.json.  About 17 minutes.
 test-cluster: install images
-	$(BIN)/python -m pytest tests/cluster --ignore=tests/cluster/test_yarn.py $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/cluster $(PYTEST_ARGS)
 	@cat var/cluster-results.json
 
-# hfile-load and clusters submitted to the cluster's YARN (tests/cluster/test_yarn.py: a NodeManager killed
-# mid-job, a Ctrl-C and a resume), on a stack of their own: about 10 minutes, which .ci/run (45 minutes)
-# has no room for beside test-cluster yet.
+# Only the YARN tests of test-cluster, on a stack of their own: about 11 minutes.
 test-yarn: install images
 	$(BIN)/python -m pytest tests/cluster/test_yarn.py $(PYTEST_ARGS)
 	@cat var/cluster-results.json

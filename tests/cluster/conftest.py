@@ -1,13 +1,12 @@
 """The distributed cluster (deploy/cluster.yaml): HDFS, ZooKeeper, an HMaster, 2 region servers, the Thrift
-gateways and 2 server replicas, brought up once for these tests on ports of their own, and taken down after.
-`make test-cluster` runs them (they need Docker and the images, and about 5 GiB of memory)."""
+gateways, YARN and 2 server replicas, brought up once for these tests on ports of their own
+(simhash_deploy.stack), and taken down after.  `make test-cluster` runs them (they need Docker and the
+images, and about 9 GiB of memory while a job's tasks run)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from simhash_client import SimHashClient
-from simhash_deploy import Ports
+from simhash_deploy.stack import Stack
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "var" / "cluster-results.json"  # recovery times, quoted in docs/operations.md
@@ -28,25 +27,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @dataclass
-class Cluster:
-    compose: list[str]
-    project: str
-    env: dict[str, str]
-    replicas: list[str]
-    thrift_port: int
-    thrift2_port: int
+class Cluster(Stack):
     results: dict[str, float] = field(default_factory=dict)
-
-    def run(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-        return subprocess.run([*self.compose, *args], env=self.env, capture_output=True, text=True, timeout=timeout)
-
-    def container(self, service: str) -> str:
-        return f"{self.project}_{service}_1"
-
-    def docker(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-        done = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout)
-        assert done.returncode == 0, done.stderr
-        return done
 
     def healthy(self, service: str, timeout: float = 300) -> None:
         """Wait for the service's health check to pass (docker re-runs it every 3 s)."""
@@ -68,33 +50,10 @@ class Cluster:
 
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[Cluster]:
-    docker = shutil.which("docker")
-    assert docker and subprocess.run([docker, "info"], capture_output=True).returncode == 0, "no Docker engine"
-    compose = [docker, "compose"]
-    if subprocess.run([*compose, "version"], capture_output=True).returncode != 0:
-        standalone = shutil.which("docker-compose")
-        assert standalone, "neither `docker compose` nor docker-compose is installed (make deps, as root)"
-        compose = [standalone]
-    project = f"simhashcluster{os.getpid()}"
-    ports = [Ports.free().thrift for _ in range(4)]
-    env = {
-        **os.environ,
-        "SIMHASH_PORT_1": str(ports[0]),
-        "SIMHASH_PORT_2": str(ports[1]),
-        "SIMHASH_THRIFT_PORT": str(ports[2]),
-        "SIMHASH_THRIFT2_PORT": str(ports[3]),
-        # The tests place regions themselves (a kill, RegionMover); a balancer run between a move and the
-        # check of where regions went would race it, so it waits a day.
-        "SIMHASH_BALANCER_PERIOD_MS": str(24 * 3600 * 1000),
-    }
-    stack = Cluster(
-        [*compose, "-p", project, "-f", str(ROOT / "deploy" / "cluster.yaml")],
-        project,
-        env,
-        [f"127.0.0.1:{ports[0]}", f"127.0.0.1:{ports[1]}"],
-        ports[2],
-        ports[3],
-    )
+    # The tests place regions themselves (a kill, RegionMover); a balancer run between a move and the check
+    # of where regions went would race it, so it waits a day.
+    day = str(24 * 3600 * 1000)
+    stack = Cluster.on_free_ports(f"simhashcluster{os.getpid()}", SIMHASH_BALANCER_PERIOD_MS=day)
     began = time.monotonic()
     up = stack.run("up", "-d", timeout=900)
     try:

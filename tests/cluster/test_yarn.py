@@ -31,6 +31,7 @@ import numpy as np
 import pytest
 
 from simhash_client import SimHashClient
+from simhash_deploy.stack import Stack
 from simhash_server.index.config import StoreConfig
 from simhash_server.index.store import IndexStore
 from simhash_server.index.writes import ENTRY_PREFIX
@@ -39,18 +40,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from truth import brute_pairs, digest, expected_clusters, mixed_input, plant, read_parts, unescape
 
 CLI = str(Path(sys.executable).with_name("simhash-index"))
-HOSTS = (
-    "zookeeper",
-    "namenode",
-    "datanode",
-    "master",
-    "regionserver1",
-    "regionserver2",
-    "thrift",
-    "resourcemanager",
-    "nodemanager1",
-    "nodemanager2",
-)
 STAGING = "hdfs://namenode:8020/simhash-tests"
 BUDGET = 2_000  # comparisons per task: the hot prefix group is cut into tiles
 
@@ -60,7 +49,7 @@ class YarnClient:
     cluster: object
     conf: Path
     hosts_file: Path
-    addresses: dict[str, str]
+    resourcemanager: str = ""  # its address
 
     def env(self, prefix: str) -> dict[str, str]:
         return {
@@ -92,21 +81,14 @@ class YarnClient:
         assert done.returncode == 0, done.stderr
 
     def refresh(self) -> None:
-        """Each container's address on the cluster's network (a restarted one may get another)."""
-        network = f"{self.cluster.project}_default"  # type: ignore[attr-defined]
-        for host in HOSTS:
-            name = self.cluster.container(host)  # type: ignore[attr-defined]
-            shown = self.cluster.docker(  # type: ignore[attr-defined]
-                "inspect", "-f", f'{{{{(index .NetworkSettings.Networks "{network}").IPAddress}}}}', name
-            )
-            self.addresses[host] = shown.stdout.strip()
-        lines = [f"{ip} {host}" for host, ip in self.addresses.items()]
-        lines.append(f"127.0.0.1 localhost {socket.gethostname()}")
-        self.hosts_file.write_text("\n".join(lines) + "\n")
+        """Name the containers for the client's JVM anew (a restarted one may have another address)."""
+        stack: Stack = self.cluster  # type: ignore[assignment]
+        stack.write_hosts(self.hosts_file)
+        self.resourcemanager = stack.addresses(("resourcemanager",))["resourcemanager"]
 
     def applications(self) -> list[dict[str, object]]:
         """Every application the ResourceManager knows (its REST API)."""
-        url = f"http://{self.addresses['resourcemanager']}:8088/ws/v1/cluster/apps"
+        url = f"http://{self.resourcemanager}:8088/ws/v1/cluster/apps"
         with urllib.request.urlopen(url, timeout=10) as reply:
             return (json.load(reply).get("apps") or {}).get("app") or []
 
@@ -114,9 +96,7 @@ class YarnClient:
 @pytest.fixture(scope="module")
 def yarn(cluster, tmp_path_factory) -> YarnClient:
     home = tmp_path_factory.mktemp("yarn-client")
-    # The cluster's client configuration, copied out as a user copies it from a gateway node.
-    cluster.docker("cp", f"{cluster.container('resourcemanager')}:/data/conf", str(home / "conf"))
-    client = YarnClient(cluster, home / "conf", home / "hosts", {})
+    client = YarnClient(cluster, cluster.copy_client_conf(home / "conf"), home / "hosts")
     client.refresh()
     return client
 
@@ -172,6 +152,12 @@ def region_servers(cluster, table: str) -> set[str]:
         return {region["server_name"].decode() for region in conn.table(table).regions()}
     finally:
         conn.close()
+
+
+def _interruptible() -> None:
+    """SIGINT as a terminal delivers it: a test run in the background (nohup, `make ... &`) inherits SIGINT
+    ignored, and Python then installs no KeyboardInterrupt handler, so the Ctrl-C below would be lost."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def task_running(cluster, host: str) -> bool:
@@ -297,7 +283,14 @@ def test_clusters_on_yarn_resume_after_an_interruption_and_equal_brute_force(
             for app in apps
         ]
 
-    first = subprocess.Popen(command, env=yarn.env(prefix), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        command,
+        env=yarn.env(prefix),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_interruptible,
+    )
     interrupted: set[str] = set()
 
     def running_after_pairs() -> bool:
