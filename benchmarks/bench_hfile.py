@@ -181,7 +181,8 @@ def on_yarn(source: Path, n: int, regions: int, clusters: bool) -> dict[str, flo
     try:
         if up.returncode != 0:
             raise SystemExit(f"the cluster did not start: {up.stderr[-3000:]}")
-        healthy(stack, ("thrift", "regionserver1", "regionserver2", "resourcemanager", "nodemanager1", "nodemanager2"))
+        for service in ("thrift", "regionserver1", "regionserver2", "resourcemanager", "nodemanager1", "nodemanager2"):
+            stack.healthy(service, timeout=600)
         print(f"cluster up in {time.monotonic() - began:.0f} s", flush=True)
         conf = stack.copy_client_conf(home / "conf")
         stack.write_hosts(home / "hosts")
@@ -248,22 +249,11 @@ def on_yarn(source: Path, n: int, regions: int, clusters: bool) -> dict[str, flo
                 "--staging-uri",
                 "hdfs://namenode:8020/bench-clusters",
             ]
-            out = home / "clusters"
-            result["clusters_s"] = timed([CLI, "clusters", str(out), "--quiet", *remote], env=client_env)
+            output = home / "clusters"
+            result["clusters_s"] = timed([CLI, "clusters", str(output), "--quiet", *remote], env=client_env)
         return result
     finally:
         stack.run("down", "-v", timeout=600)
-
-
-def healthy(stack: Stack, services: tuple[str, ...], timeout: float = 600) -> None:
-    deadline = time.monotonic() + timeout
-    for service in services:
-        while stack.docker("inspect", "-f", "{{.State.Health.Status}}", stack.container(service)).stdout.strip() != (
-            "healthy"
-        ):
-            if time.monotonic() > deadline:
-                raise SystemExit(f"{service} never became healthy")
-            time.sleep(2)  # docker runs the check every 3 s
 
 
 def report(results: dict[str, dict[str, float]]) -> None:

@@ -13,6 +13,7 @@ import os
 import shutil
 import socket
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -99,6 +100,17 @@ class Stack:
         if done.returncode != 0:
             raise RuntimeError(f"docker {' '.join(args)}: {done.stderr.strip()}")
         return done
+
+    def healthy(self, service: str, timeout: float = 300) -> None:
+        """Wait for the service's health check to pass; RuntimeError if it has not within ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        while True:
+            state = self.docker("inspect", "-f", "{{.State.Health.Status}}", self.container(service)).stdout.strip()
+            if state == "healthy":
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{service} never became healthy ({state})")
+            time.sleep(1)  # docker re-runs the check every few seconds
 
     def addresses(self, services: tuple[str, ...] = HOSTS) -> dict[str, str]:
         """Each service's address on the stack's network (a restarted container may get another)."""

@@ -30,17 +30,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 class Cluster(Stack):
     results: dict[str, float] = field(default_factory=dict)
 
-    def healthy(self, service: str, timeout: float = 300) -> None:
-        """Wait for the service's health check to pass (docker re-runs it every 3 s)."""
-        name = self.container(service)
-        deadline = time.monotonic() + timeout
-        while True:
-            state = self.docker("inspect", "-f", "{{.State.Health.Status}}", name).stdout.strip()
-            if state == "healthy":
-                return
-            assert time.monotonic() < deadline, f"{service} never became healthy ({state})"
-            time.sleep(1)  # between checks of the condition
-
     def record(self, name: str, seconds: float) -> None:
         self.results[name] = round(seconds, 1)
         RESULTS.parent.mkdir(exist_ok=True)
