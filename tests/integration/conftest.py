@@ -12,6 +12,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from thriftpy2.transport import TTransportException
 
 from simhash_client import SimHashClient, SimHashError
 from simhash_deploy import Ports
@@ -24,17 +25,20 @@ def drop_tables(hbase, tables: IndexTables) -> None:
     try:
         existing = set(conn.tables())
         for spec in tables.all():
-            if spec.name.encode() in existing:
-                conn.delete_table(spec.name, disable=True)
+            if spec.name.encode() in existing:  # disabled already, where an earlier try was cut off
+                conn.delete_table(spec.name, disable=conn.is_table_enabled(spec.name))
     finally:
         conn.close()
+
+
+UNREACHABLE_SECONDS = 300  # the longest a test keeps the session's HBase or a gateway away
 
 
 class Dropper:
     """Drops finished tests' tables on a thread of its own: a disable waits for every region to close (a
     flush each), about half a second a table, and the suite drops several hundred.  Each index has a prefix
     of its own, so nothing a later test reads is touched; the session waits for the last drop, and a drop
-    that failed fails it."""
+    that failed fails it (one that found HBase away is tried again until it answers)."""
 
     def __init__(self, hbase) -> None:
         self._hbase = hbase
@@ -42,7 +46,18 @@ class Dropper:
         self._pending: list[Future] = []
 
     def __call__(self, tables: IndexTables) -> None:
-        self._pending.append(self._pool.submit(drop_tables, self._hbase, tables))
+        self._pending.append(self._pool.submit(self._drop, tables))
+
+    def _drop(self, tables: IndexTables) -> None:
+        """Some tests stop a gateway, or HBase, for a while: a drop waits for them to answer again."""
+        deadline = time.monotonic() + UNREACHABLE_SECONDS
+        while True:
+            try:
+                return drop_tables(self._hbase, tables)
+            except (TTransportException, OSError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(1)  # between tries of the gateway
 
     def finish(self) -> None:
         self._pool.shutdown(wait=True)
