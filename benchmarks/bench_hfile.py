@@ -69,10 +69,7 @@ def run(local: LocalHBase, command: list[str]) -> dict[str, float]:
             kids[child] = max(kids.get(child, 0.0), cpu_seconds(child))
         time.sleep(0.5)
     elapsed = time.monotonic() - began
-    out, err = proc.communicate()
-    if proc.returncode not in (0, 3):
-        raise SystemExit(f"{command[1]} failed ({proc.returncode}): {out}\n{err[-3000:]}")
-    print(out.strip(), flush=True)
+    finish(proc, command[1])
     after = {name: cpu_seconds(pid) for name, pid in servers.items()}
     result = {"elapsed": elapsed, "cpu_loader": loader}
     result["cpu_job_jvm"] = sum(cpu for pid, cpu in kids.items() if comm[pid] == "java")
@@ -80,6 +77,14 @@ def run(local: LocalHBase, command: list[str]) -> dict[str, float]:
     for name in servers:
         result[f"cpu_{name}"] = after[name] - before[name]
     return result
+
+
+def finish(proc: subprocess.Popen, what: str) -> None:
+    """A load's summary printed; SystemExit with its output if it failed (3: loaded, some lines rejected)."""
+    out, err = proc.communicate()
+    if proc.returncode not in (0, 3):
+        raise SystemExit(f"{what} failed ({proc.returncode}): {out}\n{err[-3000:]}")
+    print(out.strip(), flush=True)
 
 
 def _comm(pid: int) -> str:
@@ -226,10 +231,7 @@ def on_yarn(source: Path, n: int, regions: int, clusters: bool) -> dict[str, flo
             client_cpu = max(client_cpu, tree_cpu(proc.pid))
             time.sleep(1)
         elapsed = time.monotonic() - start
-        out, err = proc.communicate()
-        if proc.returncode not in (0, 3):
-            raise SystemExit(f"hfile-load --runner yarn failed ({proc.returncode}): {out}\n{err[-3000:]}")
-        print(out.strip(), flush=True)
+        finish(proc, "hfile-load --runner yarn")
         used = {s: stack.cpu_seconds(s) - before[s] for s in busy}
         result = {
             "n": n,
