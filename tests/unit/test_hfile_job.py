@@ -41,7 +41,11 @@ def test_the_java_codec_makes_the_drawer_keys_keys_py_makes() -> None:
 
 def test_normalised_records_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "part.norm"
-    records = [(0, 2**64 - 1, "é-doc".encode(), b""), (7, 5, b"x" * 1024, bytes(range(256)) * 16)]
+    records = [
+        (0, 2**64 - 1, "é-doc".encode(), b"", None),
+        (7, 5, b"x" * 1024, bytes(range(256)) * 16, 1_764_000_000_123),
+        (8, 6, b"epoch", b"", 0),  # dated at the epoch itself: 0 is a date, not "undated"
+    ]
     path.write_bytes(NORMALIZED_MAGIC + b"".join(normalized_record(*r) for r in records))
     assert list(iter_normalized(path)) == records
 
@@ -148,22 +152,27 @@ def test_the_progress_line_gives_a_job_its_figure_and_a_table_handed_to_hbase_no
     assert _describe(stats) == "loaded drawers (25,000,000 records)"
 
 
-def test_normalising_rejects_a_dated_line_it_cannot_carry(tmp_path: Path) -> None:
-    """Every cell of an HFile load has the load's one timestamp: a line with indexed_at goes to the rejects,
-    by number, instead of losing its date."""
+def test_normalising_carries_each_lines_date_and_rejects_one_ahead_of_the_clock(tmp_path: Path) -> None:
+    """A dated line keeps its date into the job's input (the job gives its cells that timestamp); an undated
+    line stays undated (the load's timestamp); a date in the future is a reject by line number."""
     from simhash_server.bulk.hfile import HFileLoadOptions, HFileLoadStats, _normalize
     from simhash_server.bulk.input import InputSource
     from simhash_server.index.store import StoreConfig
 
     path = tmp_path / "in.tsv"
-    path.write_text("a\t00000000000000ff\nb\t00000000000000fe\t2026-11-24T08:00:00Z\n")
+    ahead = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 86_400))
+    path.write_text(f"a\t00000000000000ff\nb\t00000000000000fe\t2026-11-24T08:00:00Z\nc\t00000000000000fd\t{ahead}\n")
     options = HFileLoadOptions(StoreConfig(), tmp_path / "staging", tmp_path / "rejects.tsv", None, splits=1)  # type: ignore[arg-type]
     stats = HFileLoadStats()
-    _normalize([InputSource.detect(str(path), None, None, "auto")], options, stats, lambda s: None)
-    assert (stats.lines, stats.records, stats.rejected) == (2, 1, 1)
-    assert (tmp_path / "rejects.tsv").read_text().split("\t")[1:3] == [
-        "2",
-        "hfile-load does not take indexed_at: load dated documents with bulk-load",
+    source = InputSource.detect(str(path), None, None, "auto")
+    source.fingerprint_version = "v3"
+    _normalize([source], options, stats, lambda s: None)
+    assert (stats.lines, stats.records, stats.rejected) == (3, 2, 1)
+    assert (tmp_path / "rejects.tsv").read_text().split("\t")[1] == "3"
+    part = tmp_path / "staging" / "input" / "part-00000.norm"
+    assert [(doc, seen) for _, _, doc, _, seen in iter_normalized(part)] == [
+        (b"a", None),
+        (b"b", 1_795_507_200_000),  # 2026-11-24T08:00:00Z
     ]
 
 

@@ -16,8 +16,10 @@ directory is removed only once the load succeeded):
    drawers, docs and fp2docs, in that order, the order of index/writes.py: a load stopped between
    tables leaves at worst orphans or incomplete documents, which ``simhash-index gc`` repairs.
 
-Every cell carries one timestamp, chosen when the load starts: a delete made before it does not hide the
-load, and a write made after it (by a live service) wins over it.
+Cells carry one timestamp, chosen when the load starts: a delete made before it does not hide the load, and
+a write made after it (by a live service) wins over it.  A dated record (``indexed_at``) carries its date in
+its docs and fp2docs cells instead, moved past every cell and delete marker its docs row already holds, as
+bulk-load moves it (index/writes.py doc_stamps; DocsJob.stampOf), but never past the load's timestamp.
 """
 
 from __future__ import annotations
@@ -42,9 +44,10 @@ from simhash_server.index.store import IndexStore, StoreConfig
 
 __all__ = ["NORMALIZED_MAGIC", "HFileLoadOptions", "HFileLoadStats", "normalized_record", "run_hfile_load"]
 
-NORMALIZED_MAGIC = b"SHNORM1\n"  # NormalizedInputFormat.java reads what this module writes
-_HEADER = struct.Struct(">QQHH")  # seq, fingerprint, id length, sketch length
-_MANIFEST_VERSION = 1
+NORMALIZED_MAGIC = b"SHNORM2\n"  # NormalizedInputFormat.java reads what this module writes
+_HEADER = struct.Struct(">QQqHH")  # seq, fingerprint, indexed_at ms (-1: undated), id length, sketch length
+_UNDATED = -1
+_MANIFEST_VERSION = 2  # 2: records carry indexed_at
 _DEAL = 4096  # records per file before moving to the next: map tasks get equal shares
 
 
@@ -88,8 +91,9 @@ class HFileLoadStats:
         return self.loaded
 
 
-def normalized_record(seq: int, fp: int, doc_id: bytes, sketch: bytes) -> bytes:
-    return _HEADER.pack(seq, fp, len(doc_id), len(sketch)) + doc_id + sketch
+def normalized_record(seq: int, fp: int, doc_id: bytes, sketch: bytes, indexed_at_ms: int | None = None) -> bytes:
+    seen = _UNDATED if indexed_at_ms is None else indexed_at_ms
+    return _HEADER.pack(seq, fp, seen, len(doc_id), len(sketch)) + doc_id + sketch
 
 
 class _Manifest:
@@ -137,11 +141,6 @@ def _normalize(
         for source in sources:
             for item, _, read in source.records():
                 stats.lines += 1
-                if isinstance(item, Record) and item.indexed_at_ms is not None:
-                    # Every cell of an HFile load carries the load's one timestamp (above).
-                    item = Reject(
-                        item.line, "hfile-load does not take indexed_at: load dated documents with bulk-load", ""
-                    )
                 if isinstance(item, Reject):
                     stats.rejected += 1
                     rejects.write(f"{source.path}\t{item.line}\t{item.reason}\t{item.raw}\n")
@@ -168,7 +167,7 @@ def _normalize(
 
 def _encode(seq: int, record: Record, version: str) -> bytes:
     doc = stored_document(record.doc_id, record.simhash, record.text, version)  # as bulk-load stores it
-    return normalized_record(seq, doc.fingerprint, doc.doc_id.encode("utf-8"), doc.sketch)
+    return normalized_record(seq, doc.fingerprint, doc.doc_id.encode("utf-8"), doc.sketch, record.indexed_at_ms)
 
 
 class _Load:
@@ -225,6 +224,11 @@ class _Load:
                 "tables": self.tables,
             }
             self.manifest.save()
+        elif self.manifest.data.get("version") != _MANIFEST_VERSION:
+            raise BulkLoadError(
+                f"staging directory {self.options.staging} was made by another version of hfile-load; remove it "
+                "and load again"
+            )
         elif saved != identity:
             raise BulkLoadError(
                 f"staging directory {self.options.staging} belongs to another load: {saved} (this one: {identity}); "
@@ -283,11 +287,12 @@ def run_hfile_load(
     return _Load(sources, options, on_progress).run()
 
 
-def iter_normalized(path: Path) -> Iterator[tuple[int, int, bytes, bytes]]:
-    """(seq, fingerprint, id, sketch) of a normalised file: for tests and for looking into a staging dir."""
+def iter_normalized(path: Path) -> Iterator[tuple[int, int, bytes, bytes, int | None]]:
+    """(seq, fingerprint, id, sketch, indexed_at ms or None) of a normalised file: for tests and for looking
+    into a staging dir."""
     with open(path, "rb") as f:
         if f.read(len(NORMALIZED_MAGIC)) != NORMALIZED_MAGIC:
             raise ValueError(f"{path} is not a normalised hfile-load input")
         while header := f.read(_HEADER.size):
-            seq, fp, id_length, sketch_length = _HEADER.unpack(header)
-            yield seq, fp, f.read(id_length), f.read(sketch_length)
+            seq, fp, seen, id_length, sketch_length = _HEADER.unpack(header)
+            yield seq, fp, f.read(id_length), f.read(sketch_length), None if seen == _UNDATED else seen

@@ -3,6 +3,7 @@ package io.simhashindex.hfile;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.TreeMap;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.KeyValue;
@@ -11,7 +12,11 @@ import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.ResultScanner;
+import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.filter.MultiRowRangeFilter;
+import org.apache.hadoop.hbase.util.Bytes;
 import org.apache.hadoop.hbase.io.ImmutableBytesWritable;
 import org.apache.hadoop.io.NullWritable;
 import org.apache.hadoop.mapreduce.Mapper;
@@ -24,6 +29,11 @@ import org.apache.hadoop.mapreduce.lib.output.MultipleOutputs;
  * document, the input of the drawers and fp2docs jobs) and "moves" (documents already stored at another
  * fingerprint, whose old fp2docs column the load deletes first).  Consulting the docs table is what makes
  * HFiles right for ids already present; `--new-ids-only` skips it.
+ *
+ * <p>Each document's cells (docs and fp2docs) carry one timestamp ({@link #stampOf}): the load's, or for a
+ * dated record (indexed_at) its date, moved past every cell and delete marker its docs row holds, so that no
+ * older write or delete hides it (bulk-load's rule, simhash_server/index/writes.py doc_stamps).  Drawer
+ * rows keep the load's timestamp, which no document's passes.
  */
 final class DocsJob {
   static final String CONSULT = "simhash.hfile.consult";
@@ -41,6 +51,19 @@ final class DocsJob {
   }
 
   private DocsJob() {}
+
+  /**
+   * The timestamp of a document's cells: the load's ({@code load}) for an undated record ({@code seen} -1);
+   * else its date, or one past the newest cell or delete marker of its docs row ({@code newest}, -1 for none)
+   * when that is later.  Never past the load's: a row written after the load began was written by a live
+   * writer, which wins over the load, dated or not.
+   */
+  static long stampOf(long seen, long newest, long load) {
+    if (seen < 0) {
+      return load;
+    }
+    return Math.min(load, Math.max(seen, newest < 0 ? 0 : newest + 1));
+  }
 
   static final class ById extends Mapper<NullWritable, Entry, ImmutableBytesWritable, Entry> {
     private final ImmutableBytesWritable key = new ImmutableBytesWritable();
@@ -119,9 +142,11 @@ final class DocsJob {
         }
         stored = docs.get(gets);
       }
+      TreeMap<byte[], Long> newest = docs == null ? new TreeMap<>(Bytes.BYTES_COMPARATOR) : newest(pending);
       ImmutableBytesWritable key = new ImmutableBytesWritable();
       for (int n = 0; n < pending.size(); n++) {
         Entry entry = pending.get(n);
+        entry.stamp = stampOf(entry.seen, newest.getOrDefault(entry.id, -1L), timestamp);
         byte[] old = stored == null ? null : stored[n].getValue(Codec.FAMILY, Codec.FP_QUALIFIER);
         if (old != null) {
           long oldFp = Codec.fingerprintOf(old);
@@ -137,11 +162,40 @@ final class DocsJob {
         }
         key.set(entry.id);
         KeyValue cell =
-            new KeyValue(entry.id, Codec.FAMILY, Codec.FP_QUALIFIER, timestamp, Codec.fingerprintRow(entry.fp));
+            new KeyValue(entry.id, Codec.FAMILY, Codec.FP_QUALIFIER, entry.stamp, Codec.fingerprintRow(entry.fp));
         context.write(key, cell);
         sides.write(WINNERS, NullWritable.get(), entry, WINNERS + "/part");
       }
       pending.clear();
+    }
+
+    /**
+     * The newest timestamp of any cell or delete marker in the docs rows of the dated documents among
+     * {@code entries}: one raw scan of all versions over their rows (the reducer's keys come sorted).
+     */
+    private TreeMap<byte[], Long> newest(List<Entry> entries) throws IOException {
+      TreeMap<byte[], Long> newest = new TreeMap<>(Bytes.BYTES_COMPARATOR);
+      List<MultiRowRangeFilter.RowRange> rows = new ArrayList<>();
+      for (Entry entry : entries) {
+        if (entry.seen >= 0) {
+          rows.add(new MultiRowRangeFilter.RowRange(entry.id, true, entry.id, true));
+        }
+      }
+      if (rows.isEmpty()) {
+        return newest;
+      }
+      Scan scan = new Scan().setRaw(true).readAllVersions().addFamily(Codec.FAMILY).setCaching(BATCH);
+      scan.setFilter(new MultiRowRangeFilter(rows));
+      try (ResultScanner scanner = docs.getScanner(scan)) {
+        for (Result row : scanner) {
+          long most = -1;
+          for (Cell cell : row.rawCells()) {
+            most = Math.max(most, cell.getTimestamp());
+          }
+          newest.put(row.getRow(), most);
+        }
+      }
+      return newest;
     }
   }
 }

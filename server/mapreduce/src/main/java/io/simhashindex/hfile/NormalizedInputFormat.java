@@ -18,12 +18,13 @@ import org.apache.hadoop.mapreduce.lib.input.FileSplit;
 
 /**
  * Reads the files `simhash-index hfile-load` writes after checking its input (simhash_server/bulk/hfile.py):
- * the magic "SHNORM1\n", then records of seq (8), fingerprint (8), id length (2), sketch length (2), all
- * big-endian, then the id's UTF-8 bytes and the sketch.  One split per file: Python writes as many files
+ * the magic "SHNORM2\n", then records of seq (8), fingerprint (8), indexed_at in epoch milliseconds (8, -1
+ * for an undated record), id length (2), sketch length (2), all big-endian, then the id's UTF-8 bytes and
+ * the sketch.  One split per file: Python writes as many files
  * as it wants map tasks.
  */
 public final class NormalizedInputFormat extends FileInputFormat<NullWritable, Entry> {
-  static final byte[] MAGIC = "SHNORM1\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+  static final byte[] MAGIC = "SHNORM2\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
 
   @Override
   protected boolean isSplitable(JobContext context, Path file) {
@@ -53,7 +54,8 @@ public final class NormalizedInputFormat extends FileInputFormat<NullWritable, E
       byte[] magic = new byte[MAGIC.length];
       in.readFully(magic);
       if (!Arrays.equals(magic, MAGIC)) {
-        throw new IOException(path + " is not a normalised hfile-load input (bad magic)");
+        throw new IOException(path + " is not a normalised hfile-load input of this version (bad magic): "
+            + "remove the staging directory and load again");
       }
     }
 
@@ -68,6 +70,8 @@ public final class NormalizedInputFormat extends FileInputFormat<NullWritable, E
       try {
         entry.seq = seq;
         entry.fp = in.readLong();
+        entry.seen = in.readLong();
+        entry.stamp = -1;
         int idLength = in.readUnsignedShort();
         int sketchLength = in.readUnsignedShort();
         entry.id = new byte[idLength];
