@@ -7,6 +7,7 @@ from simhash_schema.apply import (
     read_retention,
     region_count,
     set_retention,
+    table_attributes,
     table_exists,
 )
 from simhash_schema.filters import key_only_multi_range
@@ -50,5 +51,6 @@ __all__ = [
     "read_retention",
     "region_count",
     "set_retention",
+    "table_attributes",
     "table_exists",
 ]

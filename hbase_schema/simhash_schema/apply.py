@@ -84,6 +84,21 @@ def _differences(spec: TableSpec, actual: dict[str, Any]) -> tuple[str, ...]:
     )
 
 
+def table_attributes(client: Any, name: str) -> dict[str, str]:
+    """The table descriptor's values (SPLIT_POLICY and the like) as HBase reports them."""
+    desc = client.getTableDescriptor(_table_name(name))
+    return {k.decode(): v.decode() for k, v in (desc.attributes or {}).items()}
+
+
+def _attribute_differences(client: Any, spec: TableSpec) -> tuple[str, ...]:
+    if not spec.attributes:
+        return ()
+    have = table_attributes(client, spec.name)
+    return tuple(
+        f"{key}: spec {value!r}, table {have.get(key)!r}" for key, value in spec.attributes if have.get(key) != value
+    )
+
+
 def apply_schema(client: Any, tables: IndexTables) -> list[TableState]:
     """Create every missing table; report how existing ones differ.  Idempotent."""
     t = hbase2()
@@ -92,14 +107,19 @@ def apply_schema(client: Any, tables: IndexTables) -> list[TableState]:
         name = _table_name(spec.name)
         created = False
         if not client.tableExists(name):
-            desc = t.TTableDescriptor(tableName=name, columns=[_family_descriptor(spec.family)])
+            desc = t.TTableDescriptor(
+                tableName=name,
+                columns=[_family_descriptor(spec.family)],
+                attributes={k.encode(): v.encode() for k, v in spec.attributes} or None,
+            )
             try:
                 client.createTable(desc, list(spec.split_keys) or None)
                 created = True
             except t.TIOError as exc:
                 if not client.tableExists(name):  # another process may have created it first
                     raise SchemaError(f"cannot create table {spec.name}: {exc.message}") from exc
-        states.append(TableState(spec.name, created, _differences(spec, describe(client, spec.name))))
+        drift = _differences(spec, describe(client, spec.name)) + _attribute_differences(client, spec)
+        states.append(TableState(spec.name, created, drift))
     return states
 
 

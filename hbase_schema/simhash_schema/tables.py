@@ -66,6 +66,15 @@ class TableSpec:
     name: str
     family: FamilySpec
     split_keys: tuple[bytes, ...] = field(default=())
+    attributes: tuple[tuple[str, str], ...] = field(default=())  # table descriptor values (key, value)
+
+
+# HBase splits a drawer region only between prefix groups (drawer value + flag, 5 bytes): a group stays in one
+# region, which a snapshot read of the table needs (server/mapreduce Snapshots.java).
+DRAWER_SPLIT_POLICY = (
+    ("SPLIT_POLICY", "org.apache.hadoop.hbase.regionserver.KeyPrefixRegionSplitPolicy"),
+    ("KeyPrefixRegionSplitPolicy.prefix_length", "5"),
+)
 
 
 @dataclass(frozen=True)
@@ -128,7 +137,7 @@ def index_tables(
     splits = _even_splits(drawer_regions)
     fp_splits = _even_splits(max(1, drawer_regions // 4))
     return IndexTables(
-        drawers=TableSpec(name("drawers"), drawers, splits),
+        drawers=TableSpec(name("drawers"), drawers, splits, DRAWER_SPLIT_POLICY),
         fp2docs=TableSpec(name("fp2docs"), keyed, fp_splits),
         docs=TableSpec(name("docs"), keyed),
         meta=TableSpec(name("meta"), FamilySpec(name="m", bloom="NONE", encoding="NONE")),

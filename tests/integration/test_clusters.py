@@ -195,6 +195,63 @@ def test_a_second_run_refuses_the_same_output(run: Run) -> None:
     assert "already holds clusters" in done.stderr
 
 
+# -- snapshot read (--read snapshot) ----------------------------------------------------------------------------
+def _rootdir(hbase) -> Path:
+    """The launcher's hbase.rootdir (simhash_deploy.site.standalone_properties)."""
+    return hbase.local.var_dir / "data"
+
+
+def _clusters_of_snapshot(env: dict[str, str], hbase, output: Path) -> subprocess.CompletedProcess[str]:
+    rootdir = _rootdir(hbase).as_uri()
+    args = [CLI, "clusters", str(output), "--read", "snapshot", "--budget", str(BUDGET), "--heap-mb", "1024"]
+    args += ["--sort-mb", "64", "-D", f"hbase.rootdir={rootdir}"]
+    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=1800)
+
+
+def test_a_snapshot_read_finds_exactly_the_pairs_and_clusters_and_leaves_no_snapshot(
+    make_index, hbase, tmp_path: Path
+) -> None:
+    """The jobs read HBase snapshots of the tables from the launcher's root directory, not the region
+    server: the same exactness as the scan read (a hot prefix in tiles, deleted documents' drawer rows)."""
+    store: IndexStore = make_index(regions=4)
+    planted = plant(N // 4, seed=20261127, hot=HOT // 4)
+    items = list(planted.documents.items())
+    for start in range(0, len(items), 5_000):
+        store.index_many(items[start : start + 5_000])
+    store.delete(sorted(planted.deleted))
+    live = {doc: fp for doc, fp in planted.documents.items() if doc not in planted.deleted}
+    output = tmp_path / "snap"
+    done = _clusters_of_snapshot(job_env(store, hbase), hbase, output)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    truth = brute_pairs(np.unique(np.fromiter(live.values(), dtype=np.uint64, count=len(live))), 3)
+    found = [(int(a, 16), int(b, 16)) for a, b, _ in read_parts(output / "pairs")]
+    assert len(found) == len(set(found)) and set(found) == truth and len(truth) > N // 50
+    got = {unescape(doc): unescape(cluster) for doc, cluster in read_parts(output / "clusters")}
+    assert got == expected_clusters(live, truth)
+    summary = json.loads((output / "summary.json").read_text())
+    assert summary["read"] == "snapshot" and summary["tiles"] > 1 and summary["documents"] == len(live)
+    snapshots = _rootdir(hbase) / ".hbase-snapshot"
+    assert not [p for p in snapshots.glob("*") if "-clusters-" in p.name]  # deleted once the run succeeded
+    assert list((_rootdir(hbase).parent / "simhash-restore").glob("*")) == []
+
+
+def test_a_snapshot_read_refuses_a_table_split_inside_a_prefix_group(run: Run, hbase, tmp_path: Path) -> None:
+    """A map task of a snapshot reads its one region, so a region boundary inside a prefix group (the
+    fixture's two) would lose the pairs across it: refused, naming the way that reads them, and no snapshot
+    is kept."""
+    env = {**os.environ, "SIMHASH_TABLE_PREFIX": str(run.summary["index"])}
+    env["SIMHASH_ZOOKEEPER"] = f"127.0.0.1:{hbase.local.ports.zookeeper}"
+    env["SIMHASH_HBASE_THRIFT_PORT"], env["SIMHASH_HBASE_THRIFT2_PORT"] = (
+        str(hbase.thrift_port),
+        str(hbase.thrift2_port),
+    )
+    done = _clusters_of_snapshot(env, hbase, tmp_path / "refused")
+    assert done.returncode == 1
+    assert "2 region boundaries inside a prefix group" in done.stderr and "--read scan" in done.stderr
+    assert not [p for p in (_rootdir(hbase) / ".hbase-snapshot").glob("*") if "-clusters-" in p.name]
+
+
 # -- verified (--min-similarity) ----------------------------------------------------------------------------
 FLOOR = 0.9
 

@@ -18,6 +18,7 @@ from simhash_schema import (
     index_tables,
     read_meta,
     region_count,
+    table_attributes,
 )
 from simhash_server.fingerprint import FINGERPRINT_VERSION
 from simhash_server.index.keys import LAYOUT
@@ -57,6 +58,10 @@ def test_apply_creates_every_table_with_every_setting(client, tables) -> None:
         }
     }
     assert region_count(client, tables.drawers.name) == 8
+    # HBase splits a drawer region only between prefix groups (a snapshot read of clusters relies on it).
+    policy = table_attributes(client, tables.drawers.name)
+    assert policy["SPLIT_POLICY"] == "org.apache.hadoop.hbase.regionserver.KeyPrefixRegionSplitPolicy"
+    assert policy["KeyPrefixRegionSplitPolicy.prefix_length"] == "5"
     for spec in (tables.fp2docs, tables.docs):
         family = describe(client, spec.name)["d"]
         assert (family["bloom"], family["encoding"], family["compression"], family["max_versions"]) == (
@@ -80,6 +85,18 @@ def test_apply_is_idempotent_and_reports_drift(client, tables) -> None:
     drift = [state.differences for state in apply_schema(client, other)]
     assert drift[0] == ()  # the drawer table's blocks are uncompressed whatever the option says
     assert drift[1] == drift[2] == ("compression: spec 'ZSTD', table 'SNAPPY'",)
+
+
+def test_a_drawer_table_made_without_the_split_policy_is_reported(client, tables) -> None:
+    from dataclasses import replace
+
+    older = replace(tables, drawers=replace(tables.drawers, attributes=()))  # as schema apply made it before
+    apply_schema(client, older)
+    drift = apply_schema(client, tables)[0].differences
+    assert drift == (
+        "SPLIT_POLICY: spec 'org.apache.hadoop.hbase.regionserver.KeyPrefixRegionSplitPolicy', table None",
+        "KeyPrefixRegionSplitPolicy.prefix_length: spec '5', table None",
+    )
 
 
 def test_meta_record_refuses_another_version_or_layout(client, tables, hbase) -> None:

@@ -24,9 +24,11 @@ def options(**overrides: object) -> ClustersOptions:
         ("max_distance", -1, "max_distance"),
         ("budget", 10, "budget"),
         ("reducers", 0, "reducers"),
+        ("read", "hfiles", "read"),
+        ("restore_dir", "hdfs:///r", "restore_dir"),  # only for read="snapshot"
     ],
 )
-def test_bad_options_name_the_field(field: str, value: int, named: str) -> None:
+def test_bad_options_name_the_field(field: str, value: object, named: str) -> None:
     with pytest.raises(ValueError, match=named):
         options(**{field: value})
 

@@ -33,6 +33,20 @@ from simhash_server.cli.options import store_config, store_options
     help="Verify: link two documents only when their stored sketches estimate at least this Jaccard "
     "similarity (as Deduplicate's min_similarity); documents without a sketch join nothing.  [default: off]",
 )
+@click.option(
+    "--read",
+    type=click.Choice(["scan", "snapshot"]),
+    default="scan",
+    show_default=True,
+    help="How the jobs read the tables: through the region servers, or from HBase snapshots taken first "
+    "(their files read straight from the cluster's filesystem: the servers answering queries do no work "
+    "for the job).  snapshot needs the cluster's hbase.rootdir (its hbase-site.xml, or -D hbase.rootdir=URI).",
+)
+@click.option(
+    "--restore-dir",
+    help="snapshot: where the snapshots are restored for reading, on hbase.rootdir's filesystem and outside "
+    "it.  [default: simhash-restore/ beside hbase.rootdir]",
+)
 @click.option("--reducers", type=click.IntRange(1, 10_000), default=2, show_default=True, help="Reduce tasks per job.")
 @click.option("--keep-work", is_flag=True, help="Keep OUTPUT/work (the steps' intermediate files) after success.")
 @click.option(
@@ -76,6 +90,8 @@ def clusters_command(output: Path, **opts: Any) -> None:
             keep_work=opts["keep_work"],
             min_similarity=opts["min_similarity"],
             fetch_output=opts["fetch_output"],
+            read=opts["read"],
+            restore_dir=opts["restore_dir"],
         )
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc

@@ -15,6 +15,11 @@ summary.json here; with ``fetch_output`` all of it here too):
 - ``sizes/part-r-*``: ``cluster id <TAB> documents``;
 - ``largest-clusters.tsv``, ``largest-groups.tsv`` (the biggest drawer prefix groups), ``summary.json``.
 
+The tables are read through the region servers (``read="scan"``), or from HBase snapshots of them taken
+when the run starts (``read="snapshot"``: ``TableSnapshotInputFormat`` reads their files from the cluster's
+filesystem, so the region servers that answer queries do no work for the job; the job needs the cluster's
+``hbase.rootdir``, from its hbase-site.xml or ``-D``).  The snapshots are deleted when the run succeeds.
+
 A document alone at its fingerprint with no pair is in no cluster and is not listed.  Verifying, the
 components are of documents: two documents are linked only when their stored sketches compare at or above
 ``min_similarity`` (as Deduplicate verifies); a document without a comparable sketch joins nothing.  A failed run keeps
@@ -36,9 +41,10 @@ from simhash_server.bulk.checkpoint import BulkLoadError
 from simhash_server.bulk.hfile_job import CLUSTERS_CLASS, JobEvent, JobRunner
 from simhash_server.index.config import StoreConfig
 
-__all__ = ["MAX_DISTANCE", "ClustersOptions", "ClustersStats", "run_clusters"]
+__all__ = ["MAX_DISTANCE", "READS", "ClustersOptions", "ClustersStats", "run_clusters"]
 
 MAX_DISTANCE = 3  # the drawers' pigeonhole guarantee: beyond 3 a pair may share no prefix
+READS = ("scan", "snapshot")
 SUMMARY = "summary.json"
 _REQUEST = "request.json"
 _FINISHED = "finished.json"  # in work/: the counters and seconds of the phases finished so far
@@ -77,6 +83,8 @@ class ClustersOptions:
     keep_work: bool = False
     min_similarity: float | None = None  # verify: only document pairs whose sketches agree at least this much
     fetch_output: bool = False  # yarn: copy clusters/, pairs/ and sizes/ from the cluster's filesystem to output
+    read: str = "scan"  # the tables through the region servers, or from snapshots of them (READS)
+    restore_dir: str | None = None  # snapshot: where they are restored, on hbase.rootdir's filesystem
 
     def __post_init__(self) -> None:
         if not 0 <= self.max_distance <= MAX_DISTANCE:
@@ -89,6 +97,10 @@ class ClustersOptions:
             raise ValueError(f"reducers must be 1..10000, got {self.reducers}")
         if self.min_similarity is not None and not 0 < self.min_similarity <= 1:
             raise ValueError(f"min_similarity must be in (0, 1], got {self.min_similarity}")
+        if self.read not in READS:
+            raise ValueError(f"read must be one of {', '.join(READS)}, got {self.read!r}")
+        if self.restore_dir is not None and self.read != "snapshot":
+            raise ValueError("restore_dir is for read='snapshot'")
 
 
 @dataclass
@@ -135,6 +147,10 @@ def run_clusters(options: ClustersOptions, report: Callable[[ClustersStats], Non
         "budget": str(options.budget),
         "reducers": str(options.reducers),
     }
+    if options.read != "scan":
+        request["read"] = options.read
+    if options.restore_dir is not None:
+        request["restore-dir"] = options.restore_dir
     if options.min_similarity is not None:
         request["min-similarity"] = repr(options.min_similarity)
     _check_request(work / _REQUEST, request)
@@ -215,6 +231,7 @@ def _summary(options: ClustersOptions, stats: ClustersStats, read: Callable[[str
         "max_distance": options.max_distance,
         "budget": options.budget,
         "min_similarity": options.min_similarity,
+        "read": options.read,
         **{key: counters.get(key, 0) for key in _COUNTERS.values()},
         "star_rounds": stats.rounds,
         "clusters_by_documents": dict(sorted(sizes.items(), key=lambda kv: int(kv[0].split("-")[0]))),

@@ -22,11 +22,13 @@ import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.filter.KeyOnlyFilter;
 import org.apache.hadoop.hbase.mapreduce.TableInputFormat;
 import org.apache.hadoop.hbase.mapreduce.TableMapReduceUtil;
+import org.apache.hadoop.hbase.mapreduce.TableSnapshotInputFormat;
 import org.apache.hadoop.io.ByteWritable;
 import org.apache.hadoop.io.BytesWritable;
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.SequenceFile;
 import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.InputFormat;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
@@ -44,7 +46,7 @@ import org.apache.hadoop.util.ToolRunner;
  *
  * <pre>
  *   clusters --work DIR --output DIR --drawers T --fp2docs T [--max-distance 3] [--budget N] [--reducers R]
- *            [--min-similarity F]
+ *            [--min-similarity F] [--read scan|snapshot [--restore-dir URI]]
  *            [--summary-to LOCAL_DIR] [--copy-to LOCAL_DIR]   (output on a cluster: the tables, or all of it)
  * </pre>
  *
@@ -55,10 +57,15 @@ import org.apache.hadoop.util.ToolRunner;
  * {@code pairs/} (fingerprint, fingerprint, distance, in hex; verifying: doc id, doc id, distance,
  * similarity), {@code sizes/} (cluster id, documents), and {@code largest-groups.tsv} and
  * {@code largest-clusters.tsv}.
+ *
+ * <p>The tables are read through the region servers ({@code --read scan}, the default), or from snapshots
+ * of them taken first ({@code --read snapshot}, {@link Snapshots}): HBase's own way for batch jobs to leave
+ * the servers that answer queries alone.
  */
 public final class ClustersMain extends Configured implements Tool {
   private static final int MAX_ROUNDS = 200;
   private final PrintStream out = System.out;
+  private Path restore; // --read snapshot: where the snapshots are restored for the jobs; null: scan
 
   public static void main(String[] args) throws Exception {
     System.exit(ToolRunner.run(HBaseConfiguration.create(), new ClustersMain(), args));
@@ -81,9 +88,17 @@ public final class ClustersMain extends Configured implements Tool {
     Path work = new Path(need(opts, "work"));
     Path output = new Path(need(opts, "output"));
     FileSystem fs = Jobs.writable(work, conf);
+    String read = opts.getOrDefault("read", "scan");
+    if (!read.equals("scan") && !read.equals("snapshot")) {
+      throw new IllegalArgumentException("--read must be scan or snapshot, got " + read);
+    }
+    if (read.equals("snapshot")) {
+      restore = Snapshots.restoreDir(conf, work, opts.get("restore-dir"));
+      step(fs, work, "snapshot", () -> Snapshots.take(conf, need(opts, "drawers"), need(opts, "fp2docs"), work));
+    }
 
     Path pairs = new Path(work, "pairs");
-    step(fs, work, "pairs", () -> pairs(conf, need(opts, "drawers"), pairs));
+    step(fs, work, "pairs", () -> pairs(conf, need(opts, "drawers"), work, pairs));
     Path tiles = new Path(work, "tiles");
     boolean hot = fs.globStatus(new Path(pairs, PairsJob.HOT + "/part*")).length > 0;
     if (hot) {
@@ -91,7 +106,7 @@ public final class ClustersMain extends Configured implements Tool {
       step(fs, work, "tiles", () -> tiles(conf, pairs, tiles));
     }
     Path join = new Path(work, "join");
-    step(fs, work, "join", () -> join(conf, need(opts, "fp2docs"), pairs, hot ? tiles : null, join));
+    step(fs, work, "join", () -> join(conf, need(opts, "fp2docs"), work, pairs, hot ? tiles : null, join));
     Path edges = new Path(work, "edges");
     step(fs, work, "confirm", () -> confirm(conf, join, edges));
     Path sameFingerprint = new Path(join, JoinJob.EDGES);
@@ -111,6 +126,9 @@ public final class ClustersMain extends Configured implements Tool {
       for (String name : new String[] {"clusters", "pairs", "sizes"}) {
         fs.copyToLocalFile(false, new Path(output, name), new Path(opts.get("copy-to"), name), true);
       }
+    }
+    if (restore != null) {
+      Snapshots.drop(conf, need(opts, "drawers"), need(opts, "fp2docs"), work, restore);
     }
     out.println("{\"event\": \"done\"}");
     return 0;
@@ -156,10 +174,15 @@ public final class ClustersMain extends Configured implements Tool {
     return new Path(dir, "part-*");
   }
 
-  private void pairs(Configuration conf, String drawers, Path output) throws Exception {
+  private void pairs(Configuration conf, String drawers, Path work, Path output) throws Exception {
     Job job = job(conf, "pairs (" + drawers + ")", output);
-    TableMapReduceUtil.initTableMapperJob(drawers, scan(), PairsJob.Groups.class, FpPair.class,
-        ByteWritable.class, job, false, PairsJob.PrefixAlignedInput.class);
+    if (restore == null) {
+      TableMapReduceUtil.initTableMapperJob(drawers, scan(), PairsJob.Groups.class, FpPair.class,
+          ByteWritable.class, job, false, PairsJob.PrefixAlignedInput.class);
+    } else { // one task a region: Snapshots.take refused boundaries inside a prefix group
+      TableMapReduceUtil.initTableSnapshotMapperJob(Snapshots.name(drawers, work), scan(), PairsJob.Groups.class,
+          FpPair.class, ByteWritable.class, job, false, new Path(restore, "drawers"));
+    }
     job.setNumReduceTasks(0);
     job.setOutputKeyClass(FpPair.class);
     job.setOutputValueClass(ByteWritable.class);
@@ -186,13 +209,21 @@ public final class ClustersMain extends Configured implements Tool {
     Jobs.run(job, "tiles", out);
   }
 
-  private void join(Configuration conf, String fp2docs, Path pairs, Path tiles, Path output) throws Exception {
+  private void join(Configuration conf, String fp2docs, Path work, Path pairs, Path tiles, Path output)
+      throws Exception {
     Job job = job(conf, "join (" + fp2docs + ")", output);
-    TableMapReduceUtil.initTableMapperJob(fp2docs, scan(), JoinJob.Documents.class, LongWritable.class,
-        Node.class, job, false);
+    Class<? extends InputFormat> table = TableInputFormat.class;
+    if (restore == null) {
+      TableMapReduceUtil.initTableMapperJob(fp2docs, scan(), JoinJob.Documents.class, LongWritable.class,
+          Node.class, job, false);
+    } else {
+      TableMapReduceUtil.initTableSnapshotMapperJob(Snapshots.name(fp2docs, work), scan(), JoinJob.Documents.class,
+          LongWritable.class, Node.class, job, false, new Path(restore, "fp2docs"));
+      job.getConfiguration().set(TableInputFormat.INPUT_TABLE, fp2docs); // verifying reads sketches live
+      table = TableSnapshotInputFormat.class;
+    }
     // The table's input has no path: MultipleInputs needs one to tell its inputs apart.
-    MultipleInputs.addInputPath(job, new Path(output.getParent(), "fp2docs-table"), TableInputFormat.class,
-        JoinJob.Documents.class);
+    MultipleInputs.addInputPath(job, new Path(output.getParent(), "fp2docs-table"), table, JoinJob.Documents.class);
     MultipleInputs.addInputPath(job, parts(pairs), SequenceFileInputFormat.class, JoinJob.PairEnds.class);
     if (tiles != null) {
       MultipleInputs.addInputPath(job, parts(tiles), SequenceFileInputFormat.class, JoinJob.PairEnds.class);
