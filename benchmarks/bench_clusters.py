@@ -11,8 +11,13 @@ per document.
    comparisons against theirs (N^2/2 * (6/2^26 + 4/2^25)), the shuffle bytes, and the time N queries
    through IndexStore.query would take, from 2,000 queries of stored fingerprints timed here.
 
+3. `--reads scan,snapshot`: the job once per way of reading the tables (through the region server, or
+   from HBase snapshots), while a `serve` replica of the same index answers one caller asking for stored
+   fingerprints at `--query-rate` per second; the replica's query p50/p99 during each job, and with no job.
+
     .venv/bin/python benchmarks/bench_clusters.py             # or: make bench-clusters
     .venv/bin/python benchmarks/bench_clusters.py --sizes 1e7,1e8 --skip-exactness
+    .venv/bin/python benchmarks/bench_clusters.py --skip-exactness --reads scan,snapshot
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from math import comb
 
@@ -31,6 +38,7 @@ import numpy as np
 from _common import CLI, ROOT, splitmix64
 from bench_scale import PREFIX, WORK, write_chunk
 
+from simhash_client import SimHashClient
 from simhash_deploy import LocalHBase, Ports
 from simhash_schema import apply_schema, connect, index_tables
 from simhash_server.index.store import IndexStore, StoreConfig
@@ -90,7 +98,7 @@ def load(local: LocalHBase, prefix: str, n: int) -> None:
     print(f"loaded {n:,} into {prefix} in {time.monotonic() - began:,.0f} s", flush=True)
 
 
-def cluster(local: LocalHBase, prefix: str, n: int, args: argparse.Namespace) -> dict[str, object]:
+def cluster(local: LocalHBase, prefix: str, n: int, args: argparse.Namespace, read: str = "scan") -> dict[str, object]:
     output = WORK / f"clusters-{prefix}"
     shutil.rmtree(output, ignore_errors=True)
     command = [
@@ -98,7 +106,10 @@ def cluster(local: LocalHBase, prefix: str, n: int, args: argparse.Namespace) ->
         "--thrift-port", str(local.ports.thrift), "--thrift2-port", str(local.ports.thrift2),
         "--zookeeper", f"127.0.0.1:{local.ports.zookeeper}",
         "--heap-mb", str(args.heap_mb), "--parallel", str(args.parallel), "--reducers", str(args.parallel),
+        "--read", read,
     ]  # fmt: skip
+    if read == "snapshot":  # the launcher's root directory (simhash_deploy.site.standalone_properties)
+        command += ["-D", f"hbase.rootdir={(local.var_dir / 'data').as_uri()}"]
     began = time.monotonic()
     cpu = os.times()
     subprocess.run(command, check=True)
@@ -108,6 +119,7 @@ def cluster(local: LocalHBase, prefix: str, n: int, args: argparse.Namespace) ->
     pairs, comparisons = theory(summary["fingerprints"])  # bench-scale's index also holds its live writes
     return {
         "n": n,
+        "read": read,
         "wall_s": wall,
         "job_cpu_s": (after.children_user + after.children_system) - (cpu.children_user + cpu.children_system),
         "seconds": summary["seconds"],
@@ -121,7 +133,83 @@ def cluster(local: LocalHBase, prefix: str, n: int, args: argparse.Namespace) ->
         "star_rounds": summary["star_rounds"],
         "shuffle_bytes": summary["shuffle_bytes"],
         "largest_group": summary["largest_prefix_groups"][0]["fingerprints"],
-    } | queries(local, prefix, n)
+    } | (queries(local, prefix, n) if read == "scan" else {})
+
+
+class Replica:
+    """A `simhash-index serve` of the index, and one caller asking it for stored fingerprints at a fixed rate
+    (in a thread) between start() and stop(), which returns the latencies in ms."""
+
+    def __init__(self, local: LocalHBase, prefix: str, n: int, rate: float) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.address = f"127.0.0.1:{probe.getsockname()[1]}"
+        command = [
+            CLI, "serve", "--address", self.address, "--metrics-address", "", "--table-prefix", prefix,
+            "--thrift-port", str(local.ports.thrift), "--thrift2-port", str(local.ports.thrift2),
+        ]  # fmt: skip
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.asked = [int(fp) for fp in splitmix64(np.random.default_rng(11).integers(0, n, size=100_000))]
+        self.rate = rate
+        self.client = SimHashClient(self.address)
+        self.client.wait_until_serving(timeout=300)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._times: list[float] = []
+
+    def start(self) -> None:
+        self._stop.clear()
+        self._times = []
+        self._thread = threading.Thread(target=self._ask, daemon=True)
+        self._thread.start()
+
+    def _ask(self) -> None:
+        due = time.monotonic()
+        for i in range(10**9):
+            if self._stop.is_set():
+                return
+            began = time.perf_counter()
+            self.client.query(simhash=self.asked[i % len(self.asked)], max_distance=3)
+            self._times.append((time.perf_counter() - began) * 1e3)
+            due += 1 / self.rate
+            time.sleep(max(0.0, due - time.monotonic()))  # paced: an open load, not one as fast as it can
+
+    def stop(self) -> dict[str, float]:
+        self._stop.set()
+        assert self._thread is not None
+        self._thread.join()
+        times = sorted(self._times)
+        return {
+            "queries": len(times),
+            "p50_ms": times[len(times) // 2],
+            "p99_ms": times[int(len(times) * 0.99)],
+        }
+
+    def close(self) -> None:
+        self.client.close()
+        self.process.terminate()
+        self.process.wait(timeout=60)
+
+
+def reads_side_by_side(
+    local: LocalHBase, prefix: str, n: int, args: argparse.Namespace, reads: list[str]
+) -> dict[str, object]:
+    """The job once per read, a replica answering a paced caller throughout; and the caller with no job."""
+    replica = Replica(local, prefix, n, args.query_rate)
+    out: dict[str, object] = {}
+    try:
+        replica.start()
+        time.sleep(args.idle_seconds)
+        out["idle"] = replica.stop()
+        for read in reads:
+            replica.start()
+            result = cluster(local, prefix, n, args, read)
+            result["replica"] = replica.stop()
+            out[read] = result
+            print(json.dumps(result, indent=1), flush=True)
+    finally:
+        replica.close()
+    return out
 
 
 def queries(local: LocalHBase, prefix: str, n: int, count: int = 2000) -> dict[str, float]:
@@ -149,6 +237,9 @@ def main() -> None:
     parser.add_argument("--heap-mb", type=int, default=3072)
     parser.add_argument("--parallel", type=int, default=2)
     parser.add_argument("--master-heap-mb", type=int, default=6144)
+    parser.add_argument("--reads", default="", help="scan,snapshot: each read beside a replica's queries")
+    parser.add_argument("--query-rate", type=float, default=100.0, help="the replica's caller, queries/s")
+    parser.add_argument("--idle-seconds", type=float, default=60.0, help="the caller alone, before the jobs")
     args = parser.parse_args()
     results: dict[str, object] = {}
     WORK.mkdir(parents=True, exist_ok=True)
@@ -164,6 +255,9 @@ def main() -> None:
             prefix = PREFIX if size > 10**7 else SMALL_PREFIX
             if prefix == SMALL_PREFIX:
                 load(local, prefix, size)
+            if args.reads:
+                results[f"reads {size}"] = reads_side_by_side(local, prefix, size, args, args.reads.split(","))
+                continue
             result = cluster(local, prefix, size, args)
             results[str(size)] = result
             print(json.dumps(result, indent=1), flush=True)
@@ -180,7 +274,7 @@ def report(results: dict[str, object]) -> None:
     print("\n| N | wall | pairs (theory) | comparisons (theory) | shuffle | star rounds | N queries | ratio |")
     print("|---|---|---|---|---|---|---|---|")
     for key, r in results.items():
-        if key == "exactness" or not isinstance(r, dict):
+        if key == "exactness" or key.startswith("reads ") or not isinstance(r, dict):
             continue
         print(
             f"| {r['n']:,} | {r['wall_s'] / 60:.1f} min | {r['pairs']:,} ({r['pairs_theory']:.1f}) | "
@@ -188,6 +282,21 @@ def report(results: dict[str, object]) -> None:
             f"{r['star_rounds']} | {r['n_queries_s'] / 3600:.1f} h ({r['query_mean_ms']:.2f} ms each) | "
             f"{r['n_queries_s'] / r['wall_s']:.0f}x |"
         )
+
+    for key, side in results.items():
+        if not key.startswith("reads ") or not isinstance(side, dict):
+            continue
+        idle = side["idle"]
+        print(
+            f"\n{key.removeprefix('reads ')} fingerprints; the replica alone: p50 {idle['p50_ms']:.2f} ms, "
+            f"p99 {idle['p99_ms']:.2f} ms ({idle['queries']:,} queries)"
+        )
+        print("| read | wall | replica p50 / p99 during the job | queries |")
+        print("|---|---|---|---|")
+        for read, r in side.items():
+            if read != "idle":
+                q = r["replica"]
+                print(f"| {read} | {r['wall_s']:.0f} s | {q['p50_ms']:.2f} / {q['p99_ms']:.2f} ms | {q['queries']:,} |")
 
 
 if __name__ == "__main__":

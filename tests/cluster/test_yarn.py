@@ -10,7 +10,8 @@ outside it).
   in tests/integration/test_hfile_load.py, and a server replica must answer from them.
 - clusters: interrupted (SIGINT) while the job after its first phase runs on YARN, whose application must end
   killed, then run again, which resumes from the finished phase; its pairs and clusters must be exactly
-  brute force's."""
+  brute force's.  Then `--read snapshot` over the same index: snapshots restored on HDFS, read by the tasks
+  from their files, deleted afterwards; exactly brute force's again."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -85,6 +87,18 @@ class YarnClient:
         stack: Stack = self.cluster  # type: ignore[assignment]
         stack.write_hosts(self.hosts_file)
         self.resourcemanager = stack.addresses(("resourcemanager",))["resourcemanager"]
+
+    def hdfs_list(self, path: str) -> list[str]:
+        """The names in an HDFS directory (the NameNode's WebHDFS API); [] if it does not exist."""
+        namenode = self.cluster.addresses(("namenode",))["namenode"]  # type: ignore[attr-defined]
+        url = f"http://{namenode}:50070/webhdfs/v1{path}?op=LISTSTATUS&user.name=hbase"  # Hadoop 2's HTTP port
+        try:
+            with urllib.request.urlopen(url, timeout=10) as reply:
+                return [str(s["pathSuffix"]) for s in json.load(reply)["FileStatuses"]["FileStatus"]]
+        except urllib.error.HTTPError as exc:
+            if exc.code == 404:
+                return []
+            raise
 
     def applications(self) -> list[dict[str, object]]:
         """Every application the ResourceManager knows (its REST API)."""
@@ -258,9 +272,16 @@ def test_hfile_load_on_yarn_stores_what_bulk_load_stores_with_a_nodemanager_kill
     yarn.refresh()
 
 
-def test_clusters_on_yarn_resume_after_an_interruption_and_equal_brute_force(
-    cluster, yarn: YarnClient, tmp_path: Path
-) -> None:
+@dataclass
+class Clustered:
+    prefix: str
+    live: dict[str, int]
+    truth: set[tuple[int, int]]
+
+
+@pytest.fixture(scope="module")
+def clustered(cluster, yarn: YarnClient) -> Clustered:
+    """An index of planted clusters (a hot prefix, deleted documents), and brute force's pairs over it."""
     planted = plant(3000, seed=20261126, hot=400)
     prefix = "yarnclusters"
     yarn.schema(prefix)
@@ -268,6 +289,15 @@ def test_clusters_on_yarn_resume_after_an_interruption_and_equal_brute_force(
         store.index_many(list(planted.documents.items()))
         store.delete(sorted(planted.deleted))
     live = {doc: fp for doc, fp in planted.documents.items() if doc not in planted.deleted}
+    truth = brute_pairs(np.unique(np.fromiter(live.values(), dtype=np.uint64, count=len(live))), 3)
+    assert len(truth) > 300  # the planted clusters are there
+    return Clustered(prefix, live, truth)
+
+
+def test_clusters_on_yarn_resume_after_an_interruption_and_equal_brute_force(
+    cluster, yarn: YarnClient, clustered: Clustered, tmp_path: Path
+) -> None:
+    prefix, live = clustered.prefix, clustered.live
     output = tmp_path / "out"
     command = yarn.command(
         "clusters", str(output), "--staging-uri", f"{STAGING}/clusters", "--budget", str(BUDGET), "--fetch-output"
@@ -319,13 +349,33 @@ def test_clusters_on_yarn_resume_after_an_interruption_and_equal_brute_force(
     runs = [phase for phase, _, _ in ours()]
     assert runs.count("pairs") == 1, runs  # resumed: the finished phase did not run again
 
-    fps = np.unique(np.fromiter(live.values(), dtype=np.uint64, count=len(live)))
-    truth = brute_pairs(fps, 3)
+    truth = clustered.truth
     found = {(int(a, 16), int(b, 16)) for a, b, _ in read_parts(output / "pairs")}
     assert found == truth
-    assert len(truth) > 300  # the planted clusters are there
     got = {unescape(doc): unescape(cluster_id) for doc, cluster_id in read_parts(output / "clusters")}
     assert got == expected_clusters(live, truth)
     summary = json.loads((output / "summary.json").read_text())
     assert summary["tiles"] > 1 and summary["pairs"] == len(truth)
     assert summary["largest_clusters"]  # the tables came back from the cluster's filesystem
+
+
+def test_clusters_on_yarn_read_from_snapshots_on_hdfs_equal_brute_force(
+    cluster, yarn: YarnClient, clustered: Clustered, tmp_path: Path
+) -> None:
+    """--read snapshot: snapshots of the tables taken, restored on HDFS beside the cluster's hbase.rootdir
+    (from the copied hbase-site.xml), read by the YARN tasks from their files; then deleted."""
+    output = tmp_path / "snap"
+    command = yarn.command(
+        "clusters", str(output), "--read", "snapshot", "--staging-uri", f"{STAGING}/clusters-snap",
+        "--budget", str(BUDGET), "--fetch-output",
+    )  # fmt: skip
+    done = subprocess.run(command, env=yarn.env(clustered.prefix), capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = {(int(a, 16), int(b, 16)) for a, b, _ in read_parts(output / "pairs")}
+    assert found == clustered.truth
+    got = {unescape(doc): unescape(cluster_id) for doc, cluster_id in read_parts(output / "clusters")}
+    assert got == expected_clusters(clustered.live, clustered.truth)
+    summary = json.loads((output / "summary.json").read_text())
+    assert summary["read"] == "snapshot" and summary["tiles"] > 1
+    assert not [name for name in yarn.hdfs_list("/hbase/.hbase-snapshot") if "-clusters-" in name]  # deleted
+    assert yarn.hdfs_list("/simhash-restore") == []  # the restored snapshots too
