@@ -35,7 +35,7 @@ import time
 from math import comb
 
 import numpy as np
-from _common import CLI, ROOT, splitmix64
+from _common import CLI, ROOT, cpu_seconds, splitmix64
 from bench_scale import PREFIX, WORK, write_chunk
 
 from simhash_client import SimHashClient
@@ -110,17 +110,21 @@ def cluster(local: LocalHBase, prefix: str, n: int, args: argparse.Namespace, re
     ]  # fmt: skip
     if read == "snapshot":  # the launcher's root directory (simhash_deploy.site.standalone_properties)
         command += ["-D", f"hbase.rootdir={(local.var_dir / 'data').as_uri()}"]
+    hbase = int(local.status()["master"]["pid"])  # the standalone HBase: master and region server in one JVM
+    hbase_cpu = cpu_seconds(hbase)
     began = time.monotonic()
     cpu = os.times()
     subprocess.run(command, check=True)
     wall = time.monotonic() - began
     after = os.times()
+    hbase_cpu = cpu_seconds(hbase) - hbase_cpu
     summary = json.loads((output / "summary.json").read_text())
     pairs, comparisons = theory(summary["fingerprints"])  # bench-scale's index also holds its live writes
     return {
         "n": n,
         "read": read,
         "wall_s": wall,
+        "hbase_cpu_s": hbase_cpu,
         "job_cpu_s": (after.children_user + after.children_system) - (cpu.children_user + cpu.children_system),
         "seconds": summary["seconds"],
         "pairs": summary["pairs"],
@@ -291,12 +295,23 @@ def report(results: dict[str, object]) -> None:
             f"\n{key.removeprefix('reads ')} fingerprints; the replica alone: p50 {idle['p50_ms']:.2f} ms, "
             f"p99 {idle['p99_ms']:.2f} ms ({idle['queries']:,} queries)"
         )
-        print("| read | wall | replica p50 / p99 during the job | queries |")
-        print("|---|---|---|---|")
+        print("| read | wall | HBase CPU during the job | job CPU | replica p50 / p99 during the job | queries |")
+        print("|---|---|---|---|---|---|")
         for read, r in side.items():
             if read != "idle":
                 q = r["replica"]
-                print(f"| {read} | {r['wall_s']:.0f} s | {q['p50_ms']:.2f} / {q['p99_ms']:.2f} ms | {q['queries']:,} |")
+                print(
+                    f"| {read} | {r['wall_s']:.0f} s | {r['hbase_cpu_s']:.0f} s | {r['job_cpu_s']:.0f} s | "
+                    f"{q['p50_ms']:.2f} / {q['p99_ms']:.2f} ms | {q['queries']:,} |"
+                )
+        if "scan" in side and "snapshot" in side:
+            scan, snap = side["scan"], side["snapshot"]
+            print(
+                f"snapshot / scan: wall {snap['wall_s'] / scan['wall_s']:.2f}x, replica p99 during the job "
+                f"{snap['replica']['p99_ms'] / scan['replica']['p99_ms']:.2f}x (against the replica alone: scan "
+                f"{scan['replica']['p99_ms'] / idle['p99_ms']:.2f}x, "
+                f"snapshot {snap['replica']['p99_ms'] / idle['p99_ms']:.2f}x)"
+            )
 
 
 if __name__ == "__main__":
