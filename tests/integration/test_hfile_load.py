@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from truth import digest, mixed_input
+from truth import cell_stamps, digest, mixed_input
 
 from simhash_client import SimHashClient
 from simhash_server.index.model import Document
@@ -218,23 +218,6 @@ def test_a_missing_schema_is_refused_before_any_job_runs(make_index, hbase, tmp_
     assert not (tmp_path / "st" / "job.log").exists()
 
 
-def _stamps(store: IndexStore, doc_id: str, fp: int) -> tuple[int | None, int | None]:
-    """The timestamps of a document's docs record and of its fp2docs column (None: not visible)."""
-    from simhash_schema import hbase2
-    from simhash_server.index.keys import doc_column, fingerprint_row
-    from simhash_server.index.writes import FP_COLUMN
-
-    t = hbase2()
-
-    def cell(table: str, row: bytes, column: bytes) -> int | None:
-        family, _, qualifier = column.partition(b":")
-        get = t.TGet(row=row, columns=[t.TColumn(family=family, qualifier=qualifier)])
-        found = store.thrift2.run(lambda c: c.get(store._names[table], get))
-        return found.columnValues[0].timestamp if found.columnValues else None
-
-    return cell("docs", doc_id.encode(), FP_COLUMN), cell("fp2docs", fingerprint_row(fp), doc_column(doc_id.encode()))
-
-
 def test_dated_lines_keep_their_dates_and_no_earlier_write_or_delete_hides_them(
     make_index, hbase, tmp_path: Path
 ) -> None:
@@ -245,7 +228,7 @@ def test_dated_lines_keep_their_dates_and_no_earlier_write_or_delete_hides_them(
     rng = random.Random(13)
     fps = {name: rng.getrandbits(64) for name in ("old", "recent", "undated", "rewritten", "deleted")}
     store.index_many([Document("rewritten", rng.getrandbits(64)), Document("deleted", fps["deleted"])])
-    written, _ = _stamps(store, "rewritten", store.get("rewritten") or 0)
+    written, _ = cell_stamps(store, "rewritten", store.get("rewritten") or 0)
     deleting = int(time.time() * 1000)
     assert store.delete(["deleted"]) == 1
     month_ago_s, hour_ago_s = int(time.time()) - 30 * 86400, int(time.time()) - 3600
@@ -261,12 +244,12 @@ def test_dated_lines_keep_their_dates_and_no_earlier_write_or_delete_hides_them(
     loaded = cli(store, hbase, "hfile-load", str(source), "--staging", str(tmp_path / "st"))
     assert loaded.returncode == 0, loaded.stderr
 
-    assert _stamps(store, "old", fps["old"]) == (month_ago_s * 1000, month_ago_s * 1000)
-    assert _stamps(store, "recent", fps["recent"]) == (hour_ago_s * 1000, hour_ago_s * 1000)
-    undated, column = _stamps(store, "undated", fps["undated"])
+    assert cell_stamps(store, "old", fps["old"]) == (month_ago_s * 1000, month_ago_s * 1000)
+    assert cell_stamps(store, "recent", fps["recent"]) == (hour_ago_s * 1000, hour_ago_s * 1000)
+    undated, column = cell_stamps(store, "undated", fps["undated"])
     assert undated is not None and undated == column and started <= undated <= int(time.time() * 1000)
-    assert written is not None and _stamps(store, "rewritten", fps["rewritten"]) == (written + 1, written + 1)
-    record, column = _stamps(store, "deleted", fps["deleted"])
+    assert written is not None and cell_stamps(store, "rewritten", fps["rewritten"]) == (written + 1, written + 1)
+    record, column = cell_stamps(store, "deleted", fps["deleted"])
     assert record is not None and record == column and deleting < record <= undated
     assert {d: store.get(d) for d in fps} == fps  # every one visible: none hidden by what its row held
 

@@ -14,12 +14,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from truth import cell_stamps
 
 from simhash_schema import connect, describe, hbase2, index_tables, set_retention
 from simhash_server.index.errors import InvalidArgument
-from simhash_server.index.keys import doc_column, fingerprint_row
 from simhash_server.index.model import Document
-from simhash_server.index.writes import ENTRY_PREFIX, FP_COLUMN
+from simhash_server.index.writes import ENTRY_PREFIX
 
 HOUR_MS = 3_600_000
 CLI = str(Path(sys.executable).with_name("simhash-index"))
@@ -29,23 +29,10 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def stamps(store, doc_id: str, fp: int) -> tuple[int | None, int | None]:
-    """The timestamps of a document's docs record and of its fp2docs column (None: not visible)."""
-    t = hbase2()
-
-    def cell(table: str, row: bytes, column: bytes) -> int | None:
-        family, _, qualifier = column.partition(b":")
-        get = t.TGet(row=row, columns=[t.TColumn(family=family, qualifier=qualifier)])
-        found = store.thrift2.run(lambda c: c.get(store._names[table], get))
-        return found.columnValues[0].timestamp if found.columnValues else None
-
-    return cell("docs", doc_id.encode(), FP_COLUMN), cell("fp2docs", fingerprint_row(fp), doc_column(doc_id.encode()))
-
-
 def test_a_dated_document_carries_its_time_and_max_age_reads_only_its_window(index, base, ids) -> None:
     seen = now_ms() - 2 * HOUR_MS
     index.index_many([Document(ids + "old", base, b"", seen), Document(ids + "new", base ^ 1)])
-    assert stamps(index, ids + "old", base) == (seen, seen)
+    assert cell_stamps(index, ids + "old", base) == (seen, seen)
     assert {h.doc_id for h in index.query(base)} == {ids + "old", ids + "new"}
     assert [h.doc_id for h in index.query(base, max_age_ms=HOUR_MS)] == [ids + "new"]
     assert {h.doc_id for h in index.query(base, max_age_ms=3 * HOUR_MS)} == {ids + "old", ids + "new"}
@@ -60,9 +47,9 @@ def test_a_dated_document_carries_its_time_and_max_age_reads_only_its_window(ind
 def test_a_document_is_never_dated_before_its_ids_last_write(index, base, ids) -> None:
     doc = ids + "a"
     index.index(doc, base)
-    written, _ = stamps(index, doc, base)
+    written, _ = cell_stamps(index, doc, base)
     index.index_many([Document(doc, base, b"", now_ms() - 2 * HOUR_MS)])  # older than the record: just after it
-    assert stamps(index, doc, base) == (written + 1, written + 1)
+    assert cell_stamps(index, doc, base) == (written + 1, written + 1)
 
     # Deleted, with its delete's entry pruned (as gc prunes it): only HBase's delete markers remain, which
     # would hide a record dated before them.  The write notices and stores the document at the present.
@@ -82,7 +69,7 @@ def test_a_document_is_never_dated_before_its_ids_last_write(index, base, ids) -
     index.thrift2.run(lambda c: c.deleteMultiple(index._names["docs"], prune))
     assert index._records([doc.encode()], None)[doc.encode()].stamp == 0  # nothing of the row shows
     index.index_many([Document(doc, base, b"", now_ms() - 2 * HOUR_MS)])
-    record, column = stamps(index, doc, base)
+    record, column = cell_stamps(index, doc, base)
     assert record is not None and record == column and record >= deleted_at - 1000
     assert index.get(doc) == base and [h.doc_id for h in index.query(base)] == [doc]
 
@@ -107,7 +94,7 @@ def test_retention_expires_documents_from_every_table_at_once(make_index, hbase,
     assert [h.doc_id for h in store.query(base)] == [ids + "new"]
     assert store.get(ids + "old") is None and store.get(ids + "new") == base ^ 1
     assert store.count_documents() == 1
-    assert stamps(store, ids + "old", base) == (None, None)
+    assert cell_stamps(store, ids + "old", base) == (None, None)
     with pytest.raises(InvalidArgument, match="older than the index's retention of 3600 s") as refused:
         store.index_many([Document(ids + "late", base, b"", now_ms() - 2 * HOUR_MS)])
     assert refused.value.field == "indexed_at"
@@ -223,6 +210,6 @@ def test_bulk_load_keeps_a_back_filled_historys_dates(make_index, tmp_path: Path
     result = subprocess.run(load, env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert result.returncode == 3, result.stderr  # finished, with a reject
     assert "last week" in (tmp_path / "rejects.tsv").read_text()
-    assert stamps(store, "old", 0xFF) == (month_ago_s * 1000, month_ago_s * 1000)
+    assert cell_stamps(store, "old", 0xFF) == (month_ago_s * 1000, month_ago_s * 1000)
     assert [h.doc_id for h in store.query(0xFF, max_age_ms=7 * 86400_000)] == ["now"]
     assert sorted(h.doc_id for h in store.query(0xFF)) == ["now", "old"]

@@ -1,5 +1,6 @@
 """What the MapReduce jobs' answers are checked against, apart from HBase: planted near-duplicate clusters
-and their brute-force truth (clusters), and mixed load inputs and a digest of what a table holds (hfile-load).
+and their brute-force truth (clusters), mixed load inputs and a digest of what a table holds (hfile-load), and
+the timestamps a document's cells carry (its time: bulk-load, hfile-load, the time window).
 Shared by tests/integration (the local runner) and tests/cluster (YARN)."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -177,3 +179,20 @@ def mixed_input(path: Path, seed: int, docs: int, records: int, shared: int) -> 
             lines.append(json.dumps({"doc_id": doc, "simhash": f"{rng.choice(fps):016x}"}))
     lines.insert(records // 2, '{"doc_id": "", "simhash": "0"}')
     path.write_text("\n".join(lines) + "\n")
+
+
+def cell_stamps(store: Any, doc_id: str, fp: int) -> tuple[int | None, int | None]:
+    """The timestamps of a document's docs record and of its fp2docs column (None: not visible)."""
+    from simhash_schema import hbase2
+    from simhash_server.index.keys import doc_column, fingerprint_row
+    from simhash_server.index.writes import FP_COLUMN
+
+    t = hbase2()
+
+    def cell(table: str, row: bytes, column: bytes) -> int | None:
+        family, _, qualifier = column.partition(b":")
+        get = t.TGet(row=row, columns=[t.TColumn(family=family, qualifier=qualifier)])
+        found = store.thrift2.run(lambda c: c.get(store._names[table], get))
+        return found.columnValues[0].timestamp if found.columnValues else None
+
+    return cell("docs", doc_id.encode(), FP_COLUMN), cell("fp2docs", fingerprint_row(fp), doc_column(doc_id.encode()))
