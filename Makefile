@@ -50,12 +50,12 @@ test-containers: install images
 # 2 replicas) on a stack of its own: a region server killed under load, regions moved, a replica restarted,
 # the HMaster killed, ZooKeeper and the NameNode restarted, a replica cut off from HBase; then hfile-load and
 # clusters submitted to its YARN (tests/cluster/test_yarn.py: a NodeManager killed mid-job, a Ctrl-C and a
-# resume).  Recovery times land in var/cluster-results.json.  About 14 minutes.
+# resume, a snapshot read).  Recovery times land in var/cluster-results.json.  About 15 minutes.
 test-cluster: install images
 	$(BIN)/python -m pytest tests/cluster $(PYTEST_ARGS)
 	@cat var/cluster-results.json
 
-# Only the YARN tests of test-cluster, on a stack of their own: about 11 minutes.
+# Only the YARN tests of test-cluster, on a stack of their own: about 14 minutes.
 test-yarn: install images
 	$(BIN)/python -m pytest tests/cluster/test_yarn.py $(PYTEST_ARGS)
 	@cat var/cluster-results.json
