@@ -201,8 +201,10 @@ def _rootdir(hbase) -> Path:
     return hbase.local.var_dir / "data"
 
 
-def _clusters_of_snapshot(env: dict[str, str], hbase, output: Path) -> subprocess.CompletedProcess[str]:
-    rootdir = _rootdir(hbase).as_uri()
+def _clusters_of_snapshot(
+    env: dict[str, str], hbase, output: Path, rootdir: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    rootdir = rootdir or _rootdir(hbase).as_uri()
     args = [CLI, "clusters", str(output), "--read", "snapshot", "--budget", str(BUDGET), "--heap-mb", "1024"]
     args += ["--sort-mb", "64", "-D", f"hbase.rootdir={rootdir}"]
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=1800)
@@ -236,20 +238,35 @@ def test_a_snapshot_read_finds_exactly_the_pairs_and_clusters_and_leaves_no_snap
     assert list((_rootdir(hbase).parent / "simhash-restore").glob("*")) == []
 
 
-def test_a_snapshot_read_refuses_a_table_split_inside_a_prefix_group(run: Run, hbase, tmp_path: Path) -> None:
-    """A map task of a snapshot reads its one region, so a region boundary inside a prefix group (the
-    fixture's two) would lose the pairs across it: refused, naming the way that reads them, and no snapshot
-    is kept."""
+def _run_env(run: Run, hbase) -> dict[str, str]:
     env = {**os.environ, "SIMHASH_TABLE_PREFIX": str(run.summary["index"])}
     env["SIMHASH_ZOOKEEPER"] = f"127.0.0.1:{hbase.local.ports.zookeeper}"
     env["SIMHASH_HBASE_THRIFT_PORT"], env["SIMHASH_HBASE_THRIFT2_PORT"] = (
         str(hbase.thrift_port),
         str(hbase.thrift2_port),
     )
-    done = _clusters_of_snapshot(env, hbase, tmp_path / "refused")
+    return env
+
+
+def test_a_snapshot_read_refuses_a_table_split_inside_a_prefix_group(run: Run, hbase, tmp_path: Path) -> None:
+    """A map task of a snapshot reads its one region, so a region boundary inside a prefix group (the
+    fixture's two) would lose the pairs across it: refused, naming the way that reads them, and no snapshot
+    is kept."""
+    done = _clusters_of_snapshot(_run_env(run, hbase), hbase, tmp_path / "refused")
     assert done.returncode == 1
     assert "2 region boundaries inside a prefix group" in done.stderr and "--read scan" in done.stderr
     assert not [p for p in (_rootdir(hbase) / ".hbase-snapshot").glob("*") if "-clusters-" in p.name]
+
+
+def test_a_snapshot_read_given_another_root_directory_names_the_setting(run: Run, hbase, tmp_path: Path) -> None:
+    """The HMaster writes a snapshot under its own hbase.rootdir; a job given another (a client's default)
+    cannot read it: refused naming hbase.rootdir and how to give it, with no snapshot kept and no output."""
+    elsewhere = (tmp_path / "not-the-root").as_uri()
+    done = _clusters_of_snapshot(_run_env(run, hbase), hbase, tmp_path / "out", rootdir=elsewhere)
+    assert done.returncode == 1
+    assert "is not under the HBase root directory" in done.stderr and "hbase.rootdir" in done.stderr
+    assert not [p for p in (_rootdir(hbase) / ".hbase-snapshot").glob("*") if "-clusters-" in p.name]
+    assert not (tmp_path / "out" / "summary.json").exists()
 
 
 # -- verified (--min-similarity) ----------------------------------------------------------------------------

@@ -63,10 +63,17 @@ final class Snapshots {
       try {
         checkBoundaries(conf, name(drawers, work));
       } catch (IOException refused) {
-        for (String table : new String[] {drawers, fp2docs}) {
-          admin.deleteSnapshot(name(table, work));
-        }
+        deleteSnapshots(admin, work, drawers, fp2docs);
         throw refused;
+      }
+    }
+  }
+
+  private static void deleteSnapshots(Admin admin, Path work, String... tables) throws IOException {
+    for (String table : tables) {
+      String snapshot = name(table, work);
+      if (exists(admin, snapshot)) {
+        admin.deleteSnapshot(snapshot);
       }
     }
   }
@@ -110,12 +117,7 @@ final class Snapshots {
   /** Delete the run's snapshots and restored files (after success). */
   static void drop(Configuration conf, String drawers, String fp2docs, Path work, Path restore) throws IOException {
     try (Connection connection = ConnectionFactory.createConnection(conf); Admin admin = connection.getAdmin()) {
-      for (String table : new String[] {drawers, fp2docs}) {
-        String snapshot = name(table, work);
-        if (exists(admin, snapshot)) {
-          admin.deleteSnapshot(snapshot);
-        }
-      }
+      deleteSnapshots(admin, work, drawers, fp2docs);
     }
     FileSystem fs = restore.getFileSystem(conf);
     fs.delete(restore, true);
