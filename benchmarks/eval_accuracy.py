@@ -195,6 +195,20 @@ def lsh_pairs(minhashes: list, threshold: float = 0.8) -> set[tuple[int, int]]:
     return out
 
 
+# Not a decision: the pairs a verified query reads at all (its candidates), before their sketches are scored.
+# Where this row is no higher than the verified one, the copies it misses are never scored.
+REACH = "v4 candidates (drawers reach)"
+
+
+# Not a decision either: each evaluation pair scored by its sketches as if the drawers had reached it.
+SKETCHES_ALONE = "v4 sketches alone >= floor (every pair scored)"
+
+
+def sketches_alone(half: HalfSet, p: Prints, floor: float) -> set[tuple[int, int]]:
+    keys = (half.key(pair) for pair in half.pairs)
+    return {(i, j) for i, j in keys if similarity(p.sketches[i], p.sketches[j]) >= floor}
+
+
 def decisions(p: Prints, floors: Iterable[float]) -> dict[str, set[tuple[int, int]]]:
     """Each decision's predicted same-article pairs (index pairs, i < j)."""
     out = {
@@ -203,7 +217,9 @@ def decisions(p: Prints, floors: Iterable[float]) -> dict[str, set[tuple[int, in
         "simhash pkg k<=3": within(p.package, MAX_DISTANCE),
         "datasketch LSH J>=0.8": lsh_pairs(p.minhash),
     }
-    scored = {(i, j): similarity(p.sketches[i], p.sketches[j]) for i, j in drawer_candidates(p.v4)}
+    reached = drawer_candidates(p.v4)
+    out[REACH] = reached
+    scored = {(i, j): similarity(p.sketches[i], p.sketches[j]) for i, j in reached}
     for floor in floors:
         out[f"v4 verified >={floor:g}"] = {pair for pair, s in scored.items() if s >= floor}
     return out
@@ -326,11 +342,13 @@ def main() -> None:
     results: dict[str, dict[str, dict[str, float]]] = collections.defaultdict(dict)
     all_pairs: dict[str, dict[str, tuple[float, float]]] = collections.defaultdict(dict)
     for lang, half in halves.items():
-        made = decisions(prints(half.docs), floors)
+        made_prints = prints(half.docs)
+        made = decisions(made_prints, floors)
         truth = half.truth()
         for name, predicted in made.items():
             results[name][lang] = per_class(half, predicted)
             all_pairs[name][lang] = precision_recall(predicted, truth)
+        results[SKETCHES_ALONE][lang] = per_class(half, sketches_alone(half, made_prints, floor))
         results["Jaccard (median, second view)"][lang] = jaccard_view(half)
         print(f"{lang}: {len(half.pairs)} pairs, {len(half.docs)} documents, {len(truth)} same-article pairs")
     if not args.no_service:
@@ -342,7 +360,8 @@ def main() -> None:
         shown.insert(3, "v4 Deduplicate (service)")
     lines = [render_header(args.half, halves, time.time() - began)]
     for lang in LANGS:
-        lines += [f"\n### {lang}\n", class_table(results, [*shown, "Jaccard (median, second view)"], lang)]
+        views = [REACH, SKETCHES_ALONE, "Jaccard (median, second view)"]
+        lines += [f"\n### {lang}\n", class_table(results, [*shown, *views], lang)]
     lines += ["\n## All pairs\n", all_pairs_table(all_pairs, [n for n in shown if "service" not in n])]
     lines += ["\n## Choosing v4's floor (verified)\n", floors_table(results, all_pairs, floors)]
     text = "\n".join(lines) + "\n"
@@ -450,11 +469,17 @@ package; a datasketch MinHash (128 permutations) with MinHashLSH at Jaccard 0.8.
   other's size) instead of Jaccard.  An article inside a template scores near 1; an older revision, a page
   quoting a part of another, or two pages of one template stay low.
 
-Where v4 still falls short: two different templates around one page (P1x, 0.75-0.85); truncation (P5):
-a republication of the first half of a page is under the containment's size scaling; and the fingerprint
-alone (`k<=3`) calls pages of one manual that share their prose boilerplate (a licence, a footer of
-sentences) the same article more often than datasketch's LSH does, which finds a quarter as many copies.
-Verification removes those: the verified query's precision is 0.99-1.00.
+Where v4 still falls short: two different templates around one page (P1x) and truncation (P5).  The two
+rows after the decisions say why: "candidates" are the pairs a verified query reads at all (within 3, or
+within 8 sharing a drawer), and "sketches alone" scores every evaluation pair as if the drawers had reached
+it.  Where the verified row equals the candidates row and sits below the sketches row, the copies it misses
+are ones whose sketches agree but whose fingerprints are 4 or more bits apart without a shared drawer: what
+would find them is more candidates per query (a second, independent fingerprint per document under another
+flag value of the drawer rows), not a different floor.  The fingerprint alone (`k<=3`) also calls pages of
+one manual that share their prose boilerplate (a licence, a footer of sentences) the same article more often
+than datasketch's LSH does, which finds a quarter as many copies; verification removes those (the verified
+query's precision is 0.99-1.00), and weighing a page's other lines more to avoid them costs template copies
+their candidates (docs/decisions.md, recipe v4).
 """
 
 
