@@ -474,8 +474,8 @@ rows after the decisions say why: "candidates" are the pairs a verified query re
 within 8 sharing a drawer), and "sketches alone" scores every evaluation pair as if the drawers had reached
 it.  Where the verified row equals the candidates row and sits below the sketches row, the copies it misses
 are ones whose sketches agree but whose fingerprints are 4 or more bits apart without a shared drawer: what
-would find them is more candidates per query (a second, independent fingerprint per document under another
-flag value of the drawer rows), not a different floor.  The fingerprint alone (`k<=3`) also calls pages of
+would find them is more candidates per query (fingerprints of parts of a document, under other flag values
+of the drawer rows), not a different floor.  The fingerprint alone (`k<=3`) also calls pages of
 one manual that share their prose boilerplate (a licence, a footer of sentences) the same article more often
 than datasketch's LSH does, which finds a quarter as many copies; verification removes those (the verified
 query's precision is 0.99-1.00), and weighing a page's other lines more to avoid them costs template copies
