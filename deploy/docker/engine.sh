@@ -24,6 +24,12 @@ if [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 mkdir -p var/docker
+# A machine restored with its /var/run keeps containerd's pid file; dockerd then waits on whatever process
+# has that pid now, and gives up after a minute.
+pidfile=/var/run/docker/containerd/containerd.pid
+if [ -f "$pidfile" ] && [ "$(cat "/proc/$(cat "$pidfile")/comm" 2>/dev/null)" != containerd ]; then
+  rm -f "$pidfile"
+fi
 echo "starting dockerd (log: var/docker/dockerd.log)"
 nohup dockerd >var/docker/dockerd.log 2>&1 &
 for _ in $(seq 1 120); do
