@@ -4,7 +4,8 @@ near-duplicates.  Used by eval_accuracy.py and bench_fingerprint.py.
 Packages (Chinese and English): manual pages in Chinese, the GIMP manual (zh_CN and en), the Debian
 Reference (zh-cn and en), the New Maintainers' Guide (zh-cn and en), the FAQ (zh-cn and en) and the Debian
 Edu manual in Chinese.  They are fetched with `apt-get download` (Debian's archive is reachable from our
-machines) into var/corpus.
+machines) into var/corpus.  HELD_OUT names manuals kept apart from all of that: nothing was ever tuned on
+them (eval_accuracy.py --sources held-out).
 
 ``load_corpus(whole=True)`` (what eval_accuracy.py reports on) keeps every page whole, however long, as a
 user would send it; the older chunked form (pieces of about 4,000 characters, none under 300) remains for
@@ -22,6 +23,7 @@ import json
 import random
 import re
 import subprocess
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -41,6 +43,12 @@ PACKAGES = {
     "debian-reference-zh-tw": "tw",
     "maint-guide-zh-tw": "tw",
 }
+# Packages no part of v4 was tuned on (`eval_accuracy.py --sources held-out`): manuals with one directory per
+# language, mapped to ours.
+HELD_OUT = {
+    "debian-handbook": {"zh-CN": "zh", "zh-TW": "tw", "en-US": "en"},
+    "installation-guide-amd64": {"zh_CN": "zh", "en": "en"},
+}
 MIN_CHARS, CHUNK_CHARS = 300, 4000
 
 
@@ -55,10 +63,10 @@ class Doc:
 
 
 # -- fetching and extracting ---------------------------------------------------------------------------
-def fetch_packages(cache: Path = CACHE) -> Path:
+def fetch_packages(cache: Path = CACHE, packages: Mapping[str, object] = PACKAGES) -> Path:
     debs, tree = cache / "debs", cache / "tree"
     debs.mkdir(parents=True, exist_ok=True)
-    missing = [p for p in PACKAGES if not list(debs.glob(f"{p}_*.deb"))]
+    missing = [p for p in packages if not list(debs.glob(f"{p}_*.deb"))]
     if missing:
         cmd = ["apt-get", "download", *missing]
         if subprocess.run(cmd, cwd=debs, capture_output=True).returncode != 0:
@@ -142,14 +150,24 @@ def _chunks(text: str) -> list[str]:
     return out
 
 
-def original_docs(tree: Path, whole: bool = False) -> list[Doc]:
+def original_docs(
+    tree: Path, whole: bool = False, packages: Mapping[str, str | Mapping[str, str]] = PACKAGES
+) -> list[Doc]:
     """Every page of every package; ``whole`` keeps each page as one document (no chunks, no length floor
-    beyond a non-empty text)."""
+    beyond a non-empty text).  A package's language is given, or found by directory name (other languages'
+    directories are left out)."""
     docs: list[Doc] = []
-    for package, lang in PACKAGES.items():
+    for package, langs in packages.items():
         base = tree / package
         files = sorted(p for p in base.rglob("*") if p.is_file() and (p.suffix == ".html" or "/man/" in str(p)))
         for path in files:
+            if isinstance(langs, str):
+                lang = langs
+            else:
+                found = [langs[part] for part in path.relative_to(base).parts if part in langs]
+                if not found:
+                    continue
+                lang = found[0]
             if path.suffix == ".html":
                 text = html_text(path.read_text(encoding="utf-8", errors="replace"))
             elif path.suffix == ".gz":
