@@ -37,8 +37,8 @@ def offer(ghz: str, port: int, data: list[dict], rate: int | None, seconds: int,
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(data, f)
     out = f.name + ".out"
-    # enough workers that a slow answer does not lower the offered rate much
     pacing = ["--rps", str(rate)] if rate is not None else []
+    # enough workers that a slow answer does not lower the offered rate much
     workers = max(32, min(600, rate // 10)) if rate is not None else 32
     command = [
         ghz,
