@@ -104,6 +104,9 @@ def main() -> None:
     )
     parser.add_argument("--runner", choices=("local", "yarn"), default="local")
     parser.add_argument("--clusters", action="store_true", help="then time `clusters` over each hfile index")
+    parser.add_argument(
+        "--yarn-define", action="append", default=[], metavar="KEY=VALUE", help="a -D setting for the yarn job"
+    )
     args = parser.parse_args()
     paths = (args.paths or ("hfile,yarn" if args.runner == "yarn" else "hfile,bulk")).split(",")
 
@@ -115,7 +118,7 @@ def main() -> None:
     results: dict[str, dict[str, float]] = {}
     if "yarn" in paths:
         paths.remove("yarn")
-        results["yarn"] = on_yarn(source, args.n, args.regions, args.clusters)
+        results["yarn"] = on_yarn(source, args.n, args.regions, args.clusters, args.yarn_define)
         print(json.dumps(results["yarn"]), flush=True)
     local = LocalHBase(var_dir=ROOT / "var" / "bench-hbase", ports=Ports.free(), master_heap_mb=args.master_heap_mb)
     local.stop()
@@ -175,7 +178,7 @@ def timed(command: list[str], env: dict[str, str] | None = None) -> float:
     return time.monotonic() - began
 
 
-def on_yarn(source: Path, n: int, regions: int, clusters: bool) -> dict[str, float]:
+def on_yarn(source: Path, n: int, regions: int, clusters: bool, defines: list[str] = ()) -> dict[str, float]:
     """hfile-load --runner yarn of ``source`` into a fresh index of a container cluster of its own (then, with
     ``clusters``, `clusters --runner yarn` over it)."""
     stack = Stack.on_free_ports(f"simhashbench{os.getpid()}")
@@ -221,6 +224,7 @@ def on_yarn(source: Path, n: int, regions: int, clusters: bool) -> dict[str, flo
             "--staging-uri",
             "hdfs://namenode:8020/bench-hfile",
             "--quiet",
+            *(f"-D{d}" for d in defines),
         ]
         print(f"yarn: {' '.join(command[1:])}", flush=True)
         start = time.monotonic()

@@ -33,9 +33,15 @@ LIB = Path("deploy") / "yarn" / "target" / "lib"  # under the project's home
 AM_MB, TASK_MB = 512, 768
 
 
+# Tasks and application masters collect with one thread: several small JVMs share a node's cores, where G1's
+# own threads cost more than its pauses save (docs/decisions.md#serial-collection-in-yarn-tasks).
+TASK_GC = "-XX:+UseSerialGC"
+
+
 def _heap(container_mb: int) -> str:
-    """A task's JVM options: a heap of 70% of its container (the rest is the JVM's own), and JDK 17's flags."""
-    return " ".join([f"-Xmx{container_mb * 7 // 10}m", *JDK17_FLAGS])
+    """A task's JVM options: a heap of 70% of its container (the rest is the JVM's own), JDK 17's flags, and
+    the collector."""
+    return " ".join([f"-Xmx{container_mb * 7 // 10}m", *JDK17_FLAGS, TASK_GC])
 
 
 def java_home() -> str:
