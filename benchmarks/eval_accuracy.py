@@ -495,10 +495,10 @@ are ones whose sketches agree but whose fingerprints are 4 or more bits apart wi
 would find them is more candidates per query (fingerprints of parts of a document, under other flag values
 of the drawer rows), not a different floor, nor a wider reach (reading candidates within 10-20 bits that
 share a drawer adds at most 0.01 to any class on the tuning half).
-The fingerprint alone (`k<=3`) also calls pages of one manual that share their prose boilerplate (a licence, a footer of sentences) the same article more often
-than datasketch's LSH does, which finds a quarter as many copies; verification removes those (the verified
-query's precision is 0.99-1.00), and weighing a page's other lines more to avoid them costs template copies
-their candidates (docs/decisions.md, recipe v4).
+The fingerprint alone (`k<=3`) also calls pages of one manual that share their prose boilerplate (a licence,
+a footer of sentences) the same article more often than datasketch's LSH does, which finds a quarter as many
+copies; verification removes those (the verified query's precision is 0.99-1.00), and weighing a page's other
+lines more to avoid them costs template copies their candidates (docs/decisions.md, recipe v4).
 """
 
 
