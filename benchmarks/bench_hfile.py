@@ -24,6 +24,7 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from _common import CLI, cpu_seconds, tree_cpu
@@ -178,7 +179,7 @@ def timed(command: list[str], env: dict[str, str] | None = None) -> float:
     return time.monotonic() - began
 
 
-def on_yarn(source: Path, n: int, regions: int, clusters: bool, defines: list[str] = ()) -> dict[str, float]:
+def on_yarn(source: Path, n: int, regions: int, clusters: bool, defines: Sequence[str] = ()) -> dict[str, float]:
     """hfile-load --runner yarn of ``source`` into a fresh index of a container cluster of its own (then, with
     ``clusters``, `clusters --runner yarn` over it)."""
     stack = Stack.on_free_ports(f"simhashbench{os.getpid()}")

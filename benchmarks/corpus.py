@@ -63,7 +63,7 @@ class Doc:
 
 
 # -- fetching and extracting ---------------------------------------------------------------------------
-def fetch_packages(cache: Path = CACHE, packages: Mapping[str, object] = PACKAGES) -> Path:
+def fetch_packages(cache: Path = CACHE, packages: Mapping[str, str | Mapping[str, str]] = PACKAGES) -> Path:
     debs, tree = cache / "debs", cache / "tree"
     debs.mkdir(parents=True, exist_ok=True)
     missing = [p for p in packages if not list(debs.glob(f"{p}_*.deb"))]
