@@ -238,13 +238,17 @@ def check(role: str) -> int:
     return 0
 
 
+# Regions the RegionMover moves at once.  Its default, one, waits for each region to open on its new server
+# before it closes the next: a server's few dozen regions then take most of a minute each way.
+MOVER_THREADS = 4
+
+
 def move_regions(operation: str, server: str) -> int:
     """HBase's own RegionMover: ``unload`` moves every region off ``server`` (to the others), ``load`` moves
-    back the ones it unloaded (it keeps their list in /tmp)."""
+    back the ones it unloaded (it keeps their list in /tmp); each region is checked online where it went."""
     conf = _data() / "conf"
-    mover = java(
-        "org.apache.hadoop.hbase.util.RegionMover", ["-r", f"{server}:{REGIONSERVER_PORT}", "-o", operation], conf
-    )
+    args = ["-r", f"{server}:{REGIONSERVER_PORT}", "-o", operation, "-m", str(MOVER_THREADS)]
+    mover = java("org.apache.hadoop.hbase.util.RegionMover", args, conf)
     return subprocess.run(mover, check=False).returncode
 
 
