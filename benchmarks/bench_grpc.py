@@ -8,12 +8,13 @@ bench_q1000000_r2), then drives it with ghz (a Go load generator: `make tools` b
   call a new id; documents/s);
 - IndexBatch of 100 fingerprints at concurrency 8 (documents/s for callers who can batch);
 - QueryBatch of 100 fingerprints at concurrency 8 beside Query at 32 (queries/s), and DeduplicateBatch of
-  100 ~1 KB texts at concurrency 8 beside Deduplicate at 32 (documents/s: each text sent 4 times, so most
-  are found to be duplicates, in both);
+  100 ~1 KB texts at concurrency 8 beside Deduplicate at 32 (documents/s: each text sent `--copies` times,
+  4 by default, so most are found to be duplicates, in both; `--copies 1`: every document new);
 and measures IndexStore.query in-process over the same probes (the floor of bench_query.py).
 Reports the server's resident memory under load.  Every server's reads run before any server's writes, so
-each read sees the same index; the documents written are deleted at the end, so the index keeps its 1e6
-documents (their drawer rows stay, as orphans that queries skip).
+each read sees the same index; the documents a server wrote are deleted before the next one writes (and at
+the end), so each server's writes meet the index's 1e6 documents alone (their drawer rows stay, as orphans
+that queries skip).
 
     .venv/bin/python benchmarks/bench_grpc.py      # or: make bench-grpc
 """
@@ -171,7 +172,6 @@ def serve(port: int, env: dict[str, str], serve_args: str) -> subprocess.Popen:
 
 
 INDEX_CALLS, BATCH_CALLS, TEXT_CALLS = 5000, 300, 2000
-DEDUP_TEXTS = 500  # distinct texts per dedup run, each sent TEXT_CALLS / DEDUP_TEXTS times
 
 
 def reads(ghz: str, port: int, pids: dict[str, int], fps: list[int], queries: int) -> dict[str, dict]:
@@ -190,7 +190,7 @@ def reads(ghz: str, port: int, pids: dict[str, int], fps: list[int], queries: in
     return results
 
 
-def writes(ghz: str, port: int, pids: dict[str, int], written: dict[str, int]) -> dict[str, dict]:
+def writes(ghz: str, port: int, pids: dict[str, int], written: dict[str, int], copies: int) -> dict[str, dict]:
     """Index calls of new documents (new ids every run), added to ``written`` (id -> fingerprint)."""
     run = f"bench-{time.time_ns()}-"
     rng = np.random.default_rng(99)
@@ -209,16 +209,42 @@ def writes(ghz: str, port: int, pids: dict[str, int], written: dict[str, int]) -
     results["Index by 1 KB text c=32"] = run_ghz(ghz, port, "Index", by_text, 32, TEXT_CALLS, pids)
     written |= {d["doc_id"]: int(d["simhash"]) for d in by_fp}
     written |= {d["doc_id"]: fingerprint(d["text"]).value for d in by_text}
-    results |= deduplicate(ghz, port, pids, run, written)
+    results |= deduplicate(ghz, port, pids, run, written, copies)
     return results
 
 
-def deduplicate(ghz: str, port: int, pids: dict[str, int], run: str, written: dict[str, int]) -> dict[str, dict]:
-    """Deduplicate one by one, then DeduplicateBatch, each over its own ~1 KB texts sent 4 times over."""
-    from bench_fingerprint import one_kb_docs
+def kb_pieces(count: int) -> list[str]:
+    """``count`` ~1 KB Chinese texts, none a near-duplicate of another: the evaluation corpus's whole pages
+    cut into 1,024-byte pieces, a piece left out when its fingerprint is within 8 bits of one kept (pages of
+    one manual share licence and navigation text)."""
+    from corpus import load_corpus
 
-    texts = one_kb_docs(2 * DEDUP_TEXTS)
-    single_texts, batch_texts = texts[:DEDUP_TEXTS], texts[DEDUP_TEXTS:]
+    kept: list[str] = []
+    prints = np.zeros(0, dtype=np.uint64)
+    for doc in load_corpus(whole=True):
+        if doc.lang != "zh" or doc.edited_from:
+            continue
+        data = doc.text.encode()
+        for at in range(0, len(data) - 1023, 1024):
+            piece = data[at : at + 1024].decode("utf-8", errors="ignore")
+            if "{{" in piece:  # ghz reads its data as a Go template
+                continue
+            fp = np.uint64(fingerprint(piece).value)
+            if not len(prints) or int(np.bitwise_count(prints ^ fp).min()) > 8:
+                kept.append(piece)
+                prints = np.append(prints, fp)
+                if len(kept) == count:
+                    return kept
+    sys.exit(f"the corpus gives {len(kept)} distinct pieces of 1 KB, not {count}: ask for more copies of each")
+
+
+def deduplicate(
+    ghz: str, port: int, pids: dict[str, int], run: str, written: dict[str, int], copies: int
+) -> dict[str, dict]:
+    """Deduplicate one by one, then DeduplicateBatch, each over its own ~1 KB texts sent ``copies`` times."""
+    distinct = TEXT_CALLS // copies
+    texts = kb_pieces(2 * distinct)
+    single_texts, batch_texts = texts[:distinct], texts[distinct:]
     single = [{"doc_id": f"{run}dedup-{i}", "text": single_texts[i % len(single_texts)]} for i in range(TEXT_CALLS)]
     results = {"Deduplicate by 1 KB text c=32": run_ghz(ghz, port, "Deduplicate", single, 32, TEXT_CALLS, pids)}
     items = [{"doc_id": f"{run}dedup-batch-{i}", "text": batch_texts[i % len(batch_texts)]} for i in range(TEXT_CALLS)]
@@ -269,7 +295,15 @@ def main() -> None:
         default=UNCOALESCED,
         help="Options of the server measured beside it ('' for none); default: coalescing off.",
     )
+    parser.add_argument(
+        "--copies",
+        type=int,
+        default=4,
+        help="Times each text is sent to Deduplicate and DeduplicateBatch (1: every document new).",
+    )
     args = parser.parse_args()
+    if not 1 <= args.copies <= TEXT_CALLS:
+        parser.error(f"--copies must be within 1 and {TEXT_CALLS}, got {args.copies}")
     prefix = PREFIX.format(regions=args.regions)
     ghz = ghz_binary()
     local = LocalHBase()
@@ -297,12 +331,14 @@ def main() -> None:
         began = time.perf_counter()
         store.query(fp)
         floor.append(time.perf_counter() - began)
-    written: dict[str, int] = {}
     try:
-        for label, serve_args in configs.items():
-            runs[label] |= measure(local, env, serve_args, functools.partial(writes, ghz), written)
+        for label, serve_args in configs.items():  # each server writes into the index as bench_query left it
+            written: dict[str, int] = {}
+            try:
+                runs[label] |= measure(local, env, serve_args, functools.partial(writes, ghz), written, args.copies)
+            finally:
+                forget(store, written)
     finally:
-        forget(store, written)
         store.close()
     floor = sorted(floor[100:])
     print(f"N = {N:,} fingerprints; ghz, {args.queries} queries per concurrency level")

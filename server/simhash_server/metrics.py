@@ -8,6 +8,7 @@ __all__ = [
     "BATCH_CALLS",
     "BELOW_SIMILARITY",
     "CANDIDATES",
+    "DEDUP_DUPLICATE_SHARE",
     "HBASE_CALL_SECONDS",
     "QUERY_HITS",
     "RPC_CALLS",
@@ -20,6 +21,10 @@ _COUNT_BUCKETS = (0, 1, 2, 5, 10, 20, 50, 100, 500, 1000, 10_000)
 
 RPC_CALLS = Counter("simhash_rpc_calls_total", "gRPC calls by method and status code", ["method", "code"])
 RPC_IN_FLIGHT = Gauge("simhash_rpc_in_flight", "gRPC calls being handled now, by method", ["method"])
+DEDUP_DUPLICATE_SHARE = Gauge(
+    "simhash_dedup_duplicate_share",
+    "Recent share of Deduplicate documents found to be duplicates (whether it queries before claiming)",
+)
 RPC_SECONDS = Histogram("simhash_rpc_seconds", "gRPC call latency by method", ["method"], buckets=_LATENCY_BUCKETS)
 HBASE_CALL_SECONDS = Histogram(
     "simhash_hbase_call_seconds",

@@ -297,3 +297,40 @@ def test_claims_given_back_after_the_answer_are_waited_for_by_a_stopping_server(
         executor.shutdown()
     assert (still_out, len(held_meanwhile)) == (1, 10)
     assert (left, held_after) == (0, [])
+
+
+@pytest.mark.parametrize("order", ["ask-first", "claim-first"])
+def test_a_duplicate_of_a_stored_document_is_answered_while_its_drawers_are_claimed(make_index, base, order) -> None:
+    """A call refused for a document HBase holds needs no claim (docs/dedup.md): while another call holds
+    the drawers' claims, it is answered at once, singly and in a batch; a new document still waits for
+    them.  Claiming first (--dedup-order claim-first), the duplicate waits too."""
+    from simhash_client.errors import DeadlineExceeded
+    from simhash_server.rpc.server import ServerConfig, SimHashServer
+
+    store = make_index()
+    config = ServerConfig(address="127.0.0.1:0", metrics_address=None, store=store.config, dedup_order=order)
+    srv = SimHashServer(config)
+    srv.start()
+    try:
+        with SimHashClient(f"127.0.0.1:{srv.port}", timeout=30, retries=0) as client:
+            assert client.deduplicate("stored", simhash=base).stored
+            other = base ^ ((1 << 64) - 1)  # shares no drawer with base
+            held = store.claim([base, other])  # another call, on any server, holds both neighbourhoods
+            try:
+                if order == "ask-first":
+                    answer = client.deduplicate("copy", simhash=base ^ 0b101, timeout=5)
+                    assert not answer.stored and [h.doc_id for h in answer.hits] == ["stored"]
+                    batch = client.deduplicate_batch([{"doc_id": "copy2", "simhash": base ^ 0b11}], timeout=5)
+                    assert [(o.result.stored, [h.doc_id for h in o.result.hits]) for o in batch] == [
+                        (False, ["stored"])
+                    ]
+                else:
+                    with pytest.raises(DeadlineExceeded):
+                        client.deduplicate("copy", simhash=base ^ 0b101, timeout=1)
+                with pytest.raises(DeadlineExceeded):  # nothing stored near it: it waits for the claim
+                    client.deduplicate("new", simhash=other, timeout=1)
+            finally:
+                store.release(held)
+            assert client.deduplicate("new", simhash=other, timeout=30).stored  # and is stored once it is free
+    finally:
+        srv.stop(grace=1)

@@ -103,6 +103,15 @@ from simhash_server.index.config import StoreConfig
     help="Most documents of concurrent Index calls written by one batch.",
 )
 @click.option(
+    "--dedup-order",
+    type=click.Choice(["auto", "ask-first", "claim-first"]),
+    default="auto",
+    show_default=True,
+    envvar="SIMHASH_DEDUP_ORDER",
+    help="Whether Deduplicate queries before it takes its claims, answering a duplicate without them: "
+    "auto while a third or more of recent documents were duplicates (docs/dedup.md).",
+)
+@click.option(
     "--workers",
     type=click.IntRange(1),
     default=16,
@@ -208,6 +217,7 @@ def serve(
     write_lanes: int,
     batch_queries: int,
     batch_documents: int,
+    dedup_order: str,
     workers: int,
     max_concurrent_calls: int,
     max_calls_per_method: int,
@@ -245,6 +255,7 @@ def serve(
             warmup_queries=warmup_queries,
             warmup_seconds=warmup_seconds,
             warmup_until_settled=warmup_until_settled,
+            dedup_order=dedup_order,
             limits=limits,
             store=store_config(
                 opts,

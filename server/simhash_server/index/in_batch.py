@@ -6,6 +6,9 @@ stored.  An earlier item stored under an id replaces what HBase held under that 
 would have by the time item i was sent.  "Near" is the single call's rule: within the item's distance and
 sharing a drawer (what the drawer scans can return), then verified against the sketch when the item has a
 floor (model.verified), unverified otherwise (model.ranked).
+
+An item whose query, asked before the claim, finds a near-duplicate stored under an id no item of the batch
+writes is refused whatever the batch stores (``refused_by_stored``): it is decided without the claim.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 from simhash_server.index.keys import drawer_prefixes
 from simhash_server.index.model import Hit, Near, ranked, verified
 
-__all__ = ["Decision", "Item", "decide_in_order"]
+__all__ = ["Decision", "Item", "decide_in_order", "refused_by_stored"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,3 +72,14 @@ def decide_in_order(items: Sequence[Item], found: Sequence[Sequence[Near]], now_
             stored[item.doc_id] = item
         decisions.append(Decision(hits, below, not hits))
     return decisions
+
+
+def refused_by_stored(items: Sequence[Item], found: Sequence[Sequence[Near]], now_ms: int = 0) -> list[bool]:
+    """Which items are near-duplicates of a stored document that the batch leaves as it is (an id of no item):
+    ``decide_in_order`` refuses each of them, whatever it stores before it and whatever the other items'
+    queries read, so long as ``found[i]`` is what item i's query read."""
+    ids = {item.doc_id for item in items}
+    return [
+        not decide_in_order([item], [[n for n in near if n.doc_id not in ids]], now_ms)[0].stored
+        for item, near in zip(items, found, strict=True)
+    ]

@@ -67,6 +67,9 @@ class ServerConfig:
     warmup_queries: int = 0
     warmup_seconds: float = 30.0
     warmup_until_settled: bool = True
+    # Whether Deduplicate queries before it takes its claims (a duplicate is then answered without them):
+    # "auto" while recent calls found enough duplicates to pay for it (rpc/dedup_order.py), or always, or never.
+    dedup_order: str = "auto"
 
 
 class SimHashServer:
@@ -76,7 +79,7 @@ class SimHashServer:
         self.store = IndexStore(config.store)
         self._executor = ThreadPoolExecutor(max_workers=config.limits.workers, thread_name_prefix="work")
         self.index = AsyncIndexStore(self.store, self._executor)
-        self.service = SimHashIndexService(self.index, self._executor, config.limits)
+        self.service = SimHashIndexService(self.index, self._executor, config.limits, config.dedup_order)
         self.health = health.aio.HealthServicer()
         self.auth = AuthInterceptor(config.tokens) if config.tokens is not None else None
         self.rotation = Rotation(config.tls, config.tokens_file, self.auth)

@@ -28,15 +28,17 @@ from simhash_server.fingerprint import fingerprint
 from simhash_server.index.async_store import AsyncIndexStore
 from simhash_server.index.errors import DeadlineExceeded, InvalidArgument, Unavailable
 from simhash_server.index.gc import GcReport, OrphanEstimate
-from simhash_server.index.in_batch import Decision, Item, decide_in_order
+from simhash_server.index.in_batch import Decision, Item, decide_in_order, refused_by_stored
 from simhash_server.index.model import (
     MAX_DISTANCE,
     Document,
     Hit,
+    Near,
     Probe,
     check_doc_id,
 )
 from simhash_server.index.request import Request, check_request
+from simhash_server.rpc.dedup_order import DedupOrder
 from simhash_server.rpc.limits import Limits
 from simhash_server.rpc.status import NotFound, abort, item_status
 
@@ -85,10 +87,13 @@ def _check_deadline(deadline: float | None) -> None:
 
 
 class SimHashIndexService(pb_grpc.SimHashIndexServicer):
-    def __init__(self, index: AsyncIndexStore, executor: Executor, limits: Limits | None = None) -> None:
+    def __init__(
+        self, index: AsyncIndexStore, executor: Executor, limits: Limits | None = None, dedup_order: str = "auto"
+    ) -> None:
         self.index = index
         self._executor = executor  # for long texts
         self.limits = limits or Limits()
+        self.dedup_order = DedupOrder(dedup_order)  # whether Deduplicate asks before it claims
         self._open_error: Exception | None = None
         self._stats_cache: tuple[float, int, OrphanEstimate, GcReport | None] | None = None
         self._stats_lock = asyncio.Lock()
@@ -360,19 +365,32 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         )
 
     async def _decide_in_order(self, items: list[Item], deadline: float | None) -> list[Decision]:
-        """Each item stored or not, in order, as if sent alone (index/in_batch.py), under one claim on every
-        item's drawers (index/claims.py): a near-duplicate of any item, sent to any server, waits until the
-        batch has stored."""
+        """Each item stored or not, in order, as if sent alone (index/in_batch.py).  Items that duplicate a
+        stored document are refused on a first query; the others are asked again and stored under one claim
+        on all their drawers (index/claims.py): a near-duplicate of any of them, sent to any server, waits
+        until the batch has stored."""
         self._require_index()
-        async with self.index.claimed([item.fingerprint for item in items], deadline) as held:
-            probes = [
-                Probe(i.fingerprint, i.max_distance, None, i.max_age_ms)
-                if i.floor is None
-                else Probe.verified(i.fingerprint, i.max_distance, None, i.max_age_ms)
-                for i in items
-            ]
-            now_ms = int(time.time() * 1000)
-            found = await asyncio.gather(*(self.index.near(probe, deadline) for probe in probes))
+        probes = [
+            Probe(i.fingerprint, i.max_distance, None, i.max_age_ms)
+            if i.floor is None
+            else Probe.verified(i.fingerprint, i.max_distance, None, i.max_age_ms)
+            for i in items
+        ]
+        now_ms = int(time.time() * 1000)
+        found: list[list[Near]] = [[] for _ in items]
+        undecided = list(range(len(items)))
+        if self.dedup_order.ask_first():  # items refused by what HBase holds need no claim (refused_by_stored)
+            found = list(await asyncio.gather(*(self.index.near(probe, deadline) for probe in probes)))
+            refused = refused_by_stored(items, found, now_ms)
+            undecided = [n for n in undecided if not refused[n]]
+        if not undecided:
+            decisions = decide_in_order(items, found, now_ms)
+            self.dedup_order.record(len(items), len(items))
+            return decisions
+        async with self.index.claimed([items[n].fingerprint for n in undecided], deadline) as held:
+            asked = await asyncio.gather(*(self.index.near(probes[n], deadline) for n in undecided))
+            for n, near in zip(undecided, asked, strict=True):
+                found[n] = near
             decisions = decide_in_order(items, found, now_ms)
             keep = [
                 Document(i.doc_id, i.fingerprint, i.sketch, i.indexed_at_ms)
@@ -382,6 +400,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
             if keep:
                 held.check_held()
                 await self.index.index_many(keep, deadline)
+        self.dedup_order.record(len(items) - len(keep), len(items))
         return decisions
 
     @_rpc
@@ -391,19 +410,29 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         doc_id, floor, limit = request.doc_id, checked.min_similarity, checked.limit
         fp, features, sketch = await self._fingerprinted(checked)
         _check_deadline(deadline)
+
         # The document itself is not its own duplicate: a retry after a stored first attempt stores again
         # (an idempotent upsert) instead of reporting itself.  An unverified candidate (no sketch) counts as a
-        # duplicate: nothing shows it is not one.  Check and store under the drawers' claim, so that of
-        # near-duplicates arriving at once, on any server, exactly one is stored (index/claims.py).
-        async with self.index.claimed(fp, deadline) as held:
+        # duplicate: nothing shows it is not one.
+        async def ask() -> tuple[list[Hit], int]:
             found, below = await self._query(
                 fp, checked.max_distance, None, deadline, sketch, floor, checked.max_age_ms
             )
-            hits = [h for h in found if h.doc_id != doc_id]
-            stored = not hits
-            if stored:
-                held.check_held()
-                await self.index.index_many([Document(doc_id, fp, sketch, checked.indexed_at_ms)], deadline)
+            return [h for h in found if h.doc_id != doc_id], below
+
+        # A duplicate of a stored document is one whatever other calls do: answered without the claims.  A
+        # document with none stored asks again and stores under the drawers' claim, so that of near-duplicates
+        # arriving at once, on any server, exactly one is stored (index/claims.py, docs/dedup.md).
+        hits, below = await ask() if self.dedup_order.ask_first() else ([], 0)
+        stored = False
+        if not hits:
+            async with self.index.claimed(fp, deadline) as held:
+                hits, below = await ask()
+                stored = not hits
+                if stored:
+                    held.check_held()
+                    await self.index.index_many([Document(doc_id, fp, sketch, checked.indexed_at_ms)], deadline)
+        self.dedup_order.record(0 if stored else 1, 1)
         return pb.DeduplicateResponse(
             hits=self._hits(hits[:limit], floor is not None),
             stored=stored,
