@@ -317,10 +317,10 @@ def test_a_duplicate_of_a_stored_document_is_answered_while_its_drawers_are_clai
             other = base ^ ((1 << 64) - 1)  # shares no drawer with base
             held = store.claim([base, other])  # another call, on any server, holds both neighbourhoods
             try:
-                if order == "ask-first":
-                    answer = client.deduplicate("copy", simhash=base ^ 0b101, timeout=5)
+                if order == "ask-first":  # within the claims' 60 s lease: claiming first, it could not answer
+                    answer = client.deduplicate("copy", simhash=base ^ 0b101, timeout=30)
                     assert not answer.stored and [h.doc_id for h in answer.hits] == ["stored"]
-                    batch = client.deduplicate_batch([{"doc_id": "copy2", "simhash": base ^ 0b11}], timeout=5)
+                    batch = client.deduplicate_batch([{"doc_id": "copy2", "simhash": base ^ 0b11}], timeout=30)
                     assert [(o.result.stored, [h.doc_id for h in o.result.hits]) for o in batch] == [
                         (False, ["stored"])
                     ]
