@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from observed import batches_observed
 
 from simhash_client import InvalidArgument, NotFound
 from simhash_server.fingerprint import fingerprint
@@ -86,7 +87,10 @@ def test_query_batch_answers_each_item_as_query_does(client, ids, base) -> None:
         {"simhash": base, "min_similarity": 0.5},  # refused alone: a fingerprint has no sketch
         {"simhash": base ^ 0b1111},  # nothing within 3
     ]
+    batches_before = batches_observed("queries")
     outcomes = client.query_batch(queries)
+    # The batch's four good items were read by one batch of drawer scans and fp2docs reads, as one call.
+    assert tuple(a - b for a, b in zip(batches_observed("queries"), batches_before, strict=True)) == (1.0, 1.0)
     assert [o.ok for o in outcomes] == [True, True, True, False, True]
     for query, outcome in zip(queries, outcomes, strict=True):
         if outcome.ok:

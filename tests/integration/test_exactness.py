@@ -11,13 +11,13 @@ from typing import NamedTuple, TypeVar
 
 import numpy as np
 import pytest
+from observed import batches_observed
 
 from simhash_server.index.async_store import AsyncIndexStore
 from simhash_server.index.errors import DeadlineExceeded
 from simhash_server.index.keys import drawer_prefixes
 from simhash_server.index.model import Hit
 from simhash_server.index.store import IndexStore
-from simhash_server.metrics import BATCH_CALLS, CANDIDATES
 
 R = TypeVar("R")
 N_RANDOM = 100_000
@@ -40,17 +40,6 @@ def _flip_bits(rng: np.random.Generator, fp: int, k: int) -> int:
     for bit in rng.choice(64, size=k, replace=False):
         fp ^= 1 << int(bit)
     return fp
-
-
-def _batches_observed(kind: str) -> tuple[float, float]:
-    """(batches, calls) the store's coalescer has reported so far for ``kind``."""
-    samples = {s.name: s.value for metric in BATCH_CALLS.collect() for s in metric.samples if s.labels["kind"] == kind}
-    return samples.get("simhash_store_batch_calls_count", 0.0), samples.get("simhash_store_batch_calls_sum", 0.0)
-
-
-def _candidates_counted() -> float:
-    """Probes whose candidates the store has counted so far (the simhash_query_candidates histogram)."""
-    return next(s.value for m in CANDIDATES.collect() for s in m.samples if s.name.endswith("_count"))
 
 
 @pytest.fixture(scope="module")
@@ -107,12 +96,12 @@ def test_stale_region_boundaries_cost_scans_never_rows(
 
 def test_concurrent_queries_share_scans_and_each_gets_its_own_answer(loaded: Loaded) -> None:
     probes = loaded.probes * 5  # 200 queries from 32 threads, each probe's answer checked
-    batches_before, calls_before = _batches_observed("queries")
+    batches_before, calls_before = batches_observed("queries")
     with ThreadPoolExecutor(32) as pool:
         answers = list(pool.map(loaded.store.query, probes))
     for probe, hits in zip(probes, answers, strict=True):
         assert [(h.distance, h.doc_id) for h in hits] == loaded.expected(probe)
-    batches, calls = _batches_observed("queries")
+    batches, calls = batches_observed("queries")
     assert calls - calls_before == len(probes)
     assert batches - batches_before < len(probes)  # some queries shared a batch of scans
 
@@ -120,10 +109,10 @@ def test_concurrent_queries_share_scans_and_each_gets_its_own_answer(loaded: Loa
 def test_concurrent_single_document_writes_all_land(loaded: Loaded) -> None:
     store, rng = loaded.store, np.random.default_rng(7)
     writes = [(f"w{i}", int(v)) for i, v in enumerate(rng.integers(0, 2**64, size=300, dtype=np.uint64))]
-    batches_before, calls_before = _batches_observed("writes")
+    batches_before, calls_before = batches_observed("writes")
     with ThreadPoolExecutor(32) as pool:
         assert list(pool.map(lambda item: store.index_many([item]), writes)) == [1] * len(writes)
-    batches, calls = _batches_observed("writes")
+    batches, calls = batches_observed("writes")
     assert calls - calls_before == len(writes)
     assert batches - batches_before < len(writes)
     for doc, fp in writes:

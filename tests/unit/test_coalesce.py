@@ -236,6 +236,42 @@ def test_async_calls_arriving_while_a_batch_runs_share_the_next_one_within_max_s
 
 
 @pytest.mark.parametrize("hold_first", [hold_first_async, hold_first_on_loop], ids=["in threads", "on the loop"])
+def test_async_a_callers_items_run_in_one_batch_and_come_back_as_its_list(hold_first: Callable) -> None:
+    async def main() -> None:
+        recorder, coalescer, first = await hold_first(max_size=5, item=0)
+        before = asyncio.create_task(coalescer.submit(1))
+        small = asyncio.create_task(coalescer.submit_each([2, 3]))
+        large = asyncio.create_task(coalescer.submit_each([4, 5, 6, 7, 8, 9]))  # over max_size: alone
+        after = asyncio.create_task(coalescer.submit(10))
+        await queued(coalescer, 4)
+        recorder.gate.set()
+        assert await first == 0
+        assert await before == 10
+        assert await small == [20, 30]
+        assert await large == [40, 50, 60, 70, 80, 90]
+        assert await after == 100
+        assert recorder.batches == [[0], [1, 2, 3], [4, 5, 6, 7, 8, 9], [10]]
+        assert await coalescer.submit_each([]) == []
+        assert len(recorder.batches) == 4  # nothing to ask: no batch
+
+    run_async(main())
+
+
+@pytest.mark.parametrize("hold_first", [hold_first_async, hold_first_on_loop], ids=["in threads", "on the loop"])
+def test_async_an_error_in_a_batch_reaches_a_callers_items_as_one(hold_first: Callable) -> None:
+    async def main() -> None:
+        recorder, coalescer, first = await hold_first(max_size=100, item=5)
+        doomed = asyncio.create_task(coalescer.submit_each([7, -1, 8]))
+        await queued(coalescer, 1)
+        recorder.gate.set()
+        assert await first == 50
+        with pytest.raises(OSError, match="HBase is down"):
+            await doomed
+
+    run_async(main())
+
+
+@pytest.mark.parametrize("hold_first", [hold_first_async, hold_first_on_loop], ids=["in threads", "on the loop"])
 def test_async_an_error_reaches_every_caller_of_its_batch_only(hold_first: Callable) -> None:
     async def main() -> None:
         recorder, coalescer, first = await hold_first(max_size=100, item=5)

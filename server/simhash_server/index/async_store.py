@@ -29,6 +29,7 @@ from simhash_server.index.model import (
     Hit,
     Near,
     Probe,
+    Query,
     Verified,
     check_doc_id,
     check_max_age,
@@ -110,6 +111,30 @@ class AsyncIndexStore:
     async def near(self, probe: Probe, deadline: float | None = None) -> list[Near]:
         """The stored documents near one probe, unranked and unverified (DeduplicateBatch decides itself)."""
         return await self._nearby.submit(probe, deadline=deadline)
+
+    async def near_each(self, probes: list[Probe], deadline: float | None = None) -> list[list[Near]]:
+        """``near`` of each probe, all in one batch call (one set of drawer scans, one fp2docs read) rather
+        than spread over the batches of other callers: a batch call's items (DeduplicateBatch)."""
+        return await self._nearby.submit_each(probes, deadline)
+
+    async def query_each(self, queries: Sequence[Query], deadline: float | None = None) -> list[Verified]:
+        """The answer of each query, as ``query`` (below_floor 0) or ``query_verified`` (a floor given)
+        would give it, all in one batch call (QueryBatch)."""
+        probes = []
+        for q in queries:
+            check_max_age(q.max_age_ms)
+            if q.min_similarity is None:
+                check_query(q.fingerprint, q.max_distance)
+                probes.append(Probe(q.fingerprint, q.max_distance, q.limit, q.max_age_ms))
+            else:
+                check_verified_query(q.fingerprint, q.sketch, q.min_similarity, q.max_distance)
+                probes.append(Probe.verified(q.fingerprint, q.max_distance, q.limit, q.max_age_ms))
+        return [
+            Verified(ranked(near, q.limit), 0)
+            if q.min_similarity is None
+            else verified(near, q.sketch, q.min_similarity, q.limit)
+            for q, near in zip(queries, await self.near_each(probes, deadline), strict=True)
+        ]
 
     async def get(self, doc_id: str, deadline: float | None = None) -> int | None:
         return await self._blocking(self.store.get, doc_id, deadline)

@@ -155,10 +155,13 @@ class Coalescer(_Batching[T, R, _Pending[T, R]]):
 
 
 class _Waiting(Generic[T, R]):
-    __slots__ = ("deadline", "future", "item", "size", "taken")
+    __slots__ = ("deadline", "future", "group", "item", "size", "taken")
 
-    def __init__(self, item: T, size: int, deadline: float | None, future: asyncio.Future[R]) -> None:
+    def __init__(
+        self, item: T | list[T], size: int, deadline: float | None, future: asyncio.Future[Any], group: bool = False
+    ) -> None:
         self.item, self.size, self.deadline, self.future = item, size, deadline, future
+        self.group = group  # item is a list of items, run in one batch, answered by the list of their results
         self.taken = False
 
 
@@ -180,8 +183,19 @@ class AsyncCoalescer(_Batching[T, R, _Waiting[T, R]]):
         self._threads = ThreadPoolExecutor(max_workers=self.lanes, thread_name_prefix="batch")
 
     async def submit(self, item: T, size: int = 1, deadline: float | None = None) -> R:
+        return await self._wait(_Waiting(item, size, deadline, asyncio.get_running_loop().create_future()))
+
+    async def submit_each(self, items: list[T], deadline: float | None = None) -> list[R]:
+        """``[await submit(item) for item in items]`` as one queued call: the items run in one batch (alone
+        if they are more than ``max_size``), so a caller's own batch of items shares one batch call instead
+        of being spread over several among other callers'."""
+        if not items:
+            return []
         loop = asyncio.get_running_loop()
-        mine: _Waiting[T, R] = _Waiting(item, size, deadline, loop.create_future())
+        return await self._wait(_Waiting(list(items), len(items), deadline, loop.create_future(), group=True))
+
+    async def _wait(self, mine: _Waiting[T, R]) -> Any:
+        loop = asyncio.get_running_loop()
         self._queue.append(mine)
         self._start_batches(loop)
         try:
@@ -206,7 +220,12 @@ class AsyncCoalescer(_Batching[T, R, _Waiting[T, R]]):
             self._busy += 1
             if self._observe is not None:
                 self._observe(len(batch))
-            items = [w.item for w in batch]
+            items: list[T] = []
+            for w in batch:
+                if w.group:
+                    items.extend(w.item)  # type: ignore[arg-type]
+                else:
+                    items.append(w.item)  # type: ignore[arg-type]
             if self._on_loop:
                 task = loop.create_task(self._run_batch(items, deadline))  # type: ignore[arg-type]
                 self._tasks.add(task)
@@ -237,15 +256,20 @@ class AsyncCoalescer(_Batching[T, R, _Waiting[T, R]]):
             RuntimeError("the batch was cancelled: the server is stopping") if done.cancelled() else done.exception()
         )
         results = None if error is not None else done.result()
-        if results is not None and len(results) != len(batch):
-            error = RuntimeError(f"batch of {len(batch)} items gave {len(results)} results")
-        for n, waiting in enumerate(batch):
+        wanted = sum(w.size if w.group else 1 for w in batch)
+        if results is not None and len(results) != wanted:
+            error = RuntimeError(f"batch of {wanted} items gave {len(results)} results")
+        at = 0
+        for waiting in batch:
+            count = waiting.size if waiting.group else 1
+            at += count
             if waiting.future.done():
                 continue
             if error is not None:
                 waiting.future.set_exception(error)
             else:
-                waiting.future.set_result(results[n])  # type: ignore[index]
+                mine = results[at - count : at] if waiting.group else results[at - count]  # type: ignore[index]
+                waiting.future.set_result(mine)
         self._start_batches(loop)
 
     def close(self) -> None:

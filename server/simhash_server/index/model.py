@@ -24,6 +24,7 @@ __all__ = [
     "Hit",
     "Near",
     "Probe",
+    "Query",
     "Verified",
     "check_doc_id",
     "check_fingerprint",
@@ -81,6 +82,18 @@ class Probe(NamedTuple):
     @classmethod
     def verified(cls, fingerprint: int, max_distance: int, limit: int | None, max_age_ms: int | None = None) -> Probe:
         return cls(fingerprint, max_distance, None if limit is None else limit * VERIFY_DOCUMENTS_PER_HIT, max_age_ms)
+
+
+class Query(NamedTuple):
+    """One query of a batch: as ``query`` asks it, or with ``min_similarity`` (and the text's ``sketch``) as
+    ``query_verified`` does."""
+
+    fingerprint: int
+    max_distance: int
+    limit: int | None = None
+    max_age_ms: int | None = None
+    min_similarity: float | None = None
+    sketch: bytes = b""
 
 
 class Near(NamedTuple):

@@ -35,6 +35,7 @@ from simhash_server.index.model import (
     Hit,
     Near,
     Probe,
+    Query,
     check_doc_id,
 )
 from simhash_server.index.request import Request, check_request
@@ -223,9 +224,14 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         else:
             answer = await self.index.query_verified(fp, sketch, floor, distance, limit, deadline, max_age_ms)
             hits, below = answer.hits, answer.below_floor
+        self._observe_answer(hits, below, floor is not None)
+        return hits, below
+
+    @staticmethod
+    def _observe_answer(hits: list[Hit], below: int, verified: bool) -> None:
+        if verified:
             metrics.BELOW_SIMILARITY.observe(below)
         metrics.QUERY_HITS.observe(len(hits))
-        return hits, below
 
     @staticmethod
     def _hits(hits: list[Hit], verified: bool) -> list[pb.Hit]:
@@ -303,22 +309,21 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         chars = sum(len(item.text) for item in request.queries)
         items = await self._off_loop_if_long(chars, self._checked_items, request.queries, "queries", deadline)
         good = [item for item in items if not isinstance(item, Exception)]
-        # Concurrent lookups are answered together (index/nearby.py): one set of drawer scans for the batch.
-        answers = iter(
-            await asyncio.gather(
-                *(
-                    self._query(fp, c.max_distance, c.limit, deadline, sketch, c.min_similarity, c.max_age_ms)
-                    for c, fp, _, sketch in good
-                )
-            )
-        )
+        self._require_index()
+        # The batch's queries are answered together (index/nearby.py): one set of drawer scans for all.
+        queries = [
+            Query(fp, c.max_distance, c.limit, c.max_age_ms, c.min_similarity, sketch) for c, fp, _, sketch in good
+        ]
+        answers = iter(await self.index.query_each(queries, deadline) if queries else [])
         outcomes = []
         for item in items:
             if isinstance(item, Exception):
                 outcomes.append(pb.QueryOutcome(status=item_status(item)))
                 continue
             checked, fp, features, _ = item
-            hits, below = next(answers)
+            answer = next(answers)
+            hits, below = answer.hits, answer.below_floor
+            self._observe_answer(hits, below, checked.verified)
             response = pb.QueryResponse(
                 hits=self._hits(hits, checked.verified), simhash=fp, features=features, below_similarity=below
             )
@@ -380,7 +385,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         found: list[list[Near]] = [[] for _ in items]
         undecided = list(range(len(items)))
         if self.dedup_order.ask_first():  # items refused by what HBase holds need no claim (refused_by_stored)
-            found = list(await asyncio.gather(*(self.index.near(probe, deadline) for probe in probes)))
+            found = await self.index.near_each(probes, deadline)
             refused = refused_by_stored(items, found, now_ms)
             undecided = [n for n in undecided if not refused[n]]
         if not undecided:
@@ -388,7 +393,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
             self.dedup_order.record(len(items), len(items))
             return decisions
         async with self.index.claimed([items[n].fingerprint for n in undecided], deadline) as held:
-            asked = await asyncio.gather(*(self.index.near(probes[n], deadline) for n in undecided))
+            asked = await self.index.near_each([probes[n] for n in undecided], deadline)
             for n, near in zip(undecided, asked, strict=True):
                 found[n] = near
             decisions = decide_in_order(items, found, now_ms)
