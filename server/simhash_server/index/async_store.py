@@ -87,10 +87,7 @@ class AsyncIndexStore:
         deadline: float | None = None,
         max_age_ms: int | None = None,
     ) -> list[Hit]:
-        check_query(fp, max_distance)
-        check_max_age(max_age_ms)
-        probe = Probe(fp, max_distance, limit, max_age_ms)
-        return ranked(await self._nearby.submit(probe, deadline=deadline), limit)
+        return (await self.query_each([Query(fp, max_distance, limit, max_age_ms)], deadline))[0].hits
 
     async def query_verified(
         self,
@@ -102,24 +99,18 @@ class AsyncIndexStore:
         deadline: float | None = None,
         max_age_ms: int | None = None,
     ) -> Verified:
-        check_verified_query(fp, sketch, min_similarity, max_distance)
-        check_max_age(max_age_ms)
-        probe = Probe.verified(fp, max_distance, limit, max_age_ms)
-        near = await self._nearby.submit(probe, deadline=deadline)
-        return verified(near, sketch, min_similarity, limit)
-
-    async def near(self, probe: Probe, deadline: float | None = None) -> list[Near]:
-        """The stored documents near one probe, unranked and unverified (DeduplicateBatch decides itself)."""
-        return await self._nearby.submit(probe, deadline=deadline)
+        query = Query(fp, max_distance, limit, max_age_ms, min_similarity, sketch)
+        return (await self.query_each([query], deadline))[0]
 
     async def near_each(self, probes: list[Probe], deadline: float | None = None) -> list[list[Near]]:
-        """``near`` of each probe, all in one batch call (one set of drawer scans, one fp2docs read) rather
-        than spread over the batches of other callers: a batch call's items (DeduplicateBatch)."""
+        """The stored documents near each probe, unranked and unverified (DeduplicateBatch decides itself), all
+        in one batch call (one set of drawer scans, one fp2docs read) rather than spread over the batches of
+        other callers."""
         return await self._nearby.submit_each(probes, deadline)
 
     async def query_each(self, queries: Sequence[Query], deadline: float | None = None) -> list[Verified]:
-        """The answer of each query, as ``query`` (below_floor 0) or ``query_verified`` (a floor given)
-        would give it, all in one batch call (QueryBatch)."""
+        """The answer of each query (below_floor 0 without a floor), all in one batch call: one query, or a
+        QueryBatch's."""
         probes = []
         for q in queries:
             check_max_age(q.max_age_ms)

@@ -219,13 +219,9 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
     ) -> tuple[list[Hit], int]:
         """Hits, and how many candidates fell below the floor (0 without one)."""
         self._require_index()
-        if floor is None:
-            hits, below = await self.index.query(fp, distance, limit, deadline, max_age_ms), 0
-        else:
-            answer = await self.index.query_verified(fp, sketch, floor, distance, limit, deadline, max_age_ms)
-            hits, below = answer.hits, answer.below_floor
-        self._observe_answer(hits, below, floor is not None)
-        return hits, below
+        answer = (await self.index.query_each([Query(fp, distance, limit, max_age_ms, floor, sketch)], deadline))[0]
+        self._observe_answer(answer.hits, answer.below_floor, floor is not None)
+        return answer.hits, answer.below_floor
 
     @staticmethod
     def _observe_answer(hits: list[Hit], below: int, verified: bool) -> None:
