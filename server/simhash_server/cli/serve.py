@@ -92,7 +92,8 @@ from simhash_server.index.config import StoreConfig
     default=StoreConfig.batch_queries,
     show_default=True,
     envvar="SIMHASH_BATCH_QUERIES",
-    help="Most concurrent queries answered by one batch of drawer scans.",
+    help="Most concurrent queries answered by one batch of drawer scans (a QueryBatch's or DeduplicateBatch's "
+    "items are read together, however many).",
 )
 @click.option(
     "--batch-documents",
