@@ -497,8 +497,10 @@ of the drawer rows), not a different floor, nor a wider reach (reading candidate
 share a drawer adds at most 0.01 to any class on the tuning half).
 The fingerprint alone (`k<=3`) also calls pages of one manual that share their prose boilerplate (a licence,
 a footer of sentences) the same article more often than datasketch's LSH does, which finds a quarter as many
-copies; verification removes those (the verified query's precision is 0.99-1.00), and weighing a page's other
-lines more to avoid them costs template copies their candidates (docs/decisions.md, recipe v4).
+copies. Their fingerprints are equal, not merely close (at `k<=0` the precision is the same): nearly every bit
+comes from the shared sentences. Verification removes those (the verified query's precision is 0.99-1.00);
+the changes measured that would avoid them cost template or moved-block copies their candidates
+(docs/decisions.md, "v4 keeps lines as segments").
 """
 
 
