@@ -83,7 +83,7 @@ class IndexTables:
     fp2docs: TableSpec  # fingerprint (8 bytes) -> one column per document id, valued by its sketch
     docs: TableSpec  # document id -> fingerprint (the commit record; the sketch lives in fp2docs)
     meta: TableSpec  # one row: fingerprint version and segment layout
-    claims: TableSpec  # drawer prefix (5 bytes) -> the Deduplicate call holding it, for CLAIM_TTL_SECONDS at most
+    claims: TableSpec  # drawer prefix (5 bytes) -> each claiming Deduplicate call's mark, CLAIM_TTL_SECONDS at most
 
     def all(self) -> tuple[TableSpec, ...]:
         return (self.drawers, self.fp2docs, self.docs, self.meta, self.claims)

@@ -153,14 +153,18 @@ def test_a_claim_blocks_near_fingerprints_until_released_and_no_others(make_inde
 
 
 def _rows_held_by(store, fp: int, owner: bytes) -> list[bytes]:
-    """The claim rows of ``fp``'s drawer prefixes whose cell is ``owner``'s, read from the claims table."""
+    """The claim rows of ``fp``'s drawer prefixes that ``owner`` holds a mark on, read from the claims table."""
     from simhash_schema import hbase2
     from simhash_server.index.keys import drawer_prefixes
 
     t, table = hbase2(), store.tables.claims.name.encode()
     rows = sorted(set(drawer_prefixes(fp)))
     got = store.thrift2.run(lambda c: c.getMultiple(table, [t.TGet(row=row) for row in rows]))
-    return [row for row, r in zip(rows, got, strict=True) if any(cv.value == owner for cv in r.columnValues or ())]
+    return [
+        row
+        for row, r in zip(rows, got, strict=True)
+        if any(cv.qualifier == b"i" + owner and cv.value for cv in r.columnValues or ())
+    ]
 
 
 def _deadline_after(store, calls: int):
@@ -187,20 +191,35 @@ def test_a_claim_whose_deadline_passes_half_way_leaves_no_row_claimed(make_index
     held = store.claim(base)
     try:
         owner = new_owner()
-        # All 10 rows tried at once: the 4 not in base's drawers taken, 6 refused; then every call bound by the
-        # deadline fails, so the 4 go back only if giving back is not bound by it (it once was).
+        # Every row marked and read at once: those before the first of base's rows kept, the rest unmarked; then
+        # the wait for that row fails at the deadline, so the kept ones go back only if giving back is not
+        # bound by it (it once was).
         with pytest.raises(DeadlineExceeded):
-            claim(_deadline_after(store, 10), table, near, owner, time.monotonic() + 600, store._claiming.map)
+            claim(_deadline_after(store, 1), table, near, owner, time.monotonic() + 600)
         assert _rows_held_by(store, near, owner) == []
-        # One row of ten failing while the others are taken at once, concurrently: all given back.
+        # The deadline passing inside the first try, once its marks are written: all taken back.
         owner = new_owner()
         far = base ^ ((1 << 64) - 1)  # no drawer in common with base: every row would be taken
         with pytest.raises(DeadlineExceeded):
-            claim(_deadline_after(store, 9), table, far, owner, time.monotonic() + 600, store._claiming.map)
+            claim(_marked_then_late(store), table, far, owner, time.monotonic() + 600)
         assert _rows_held_by(store, far, owner) == []
     finally:
         store.release(held)
     assert _rows_held_by(store, base, held.owner) == []
+
+
+def _marked_then_late(store):
+    """A runner for claims.claim whose calls bound by a deadline write what they write and then fail with
+    DeadlineExceeded, as when the deadline passes while HBase answers."""
+    from simhash_server.index.errors import DeadlineExceeded
+
+    def run(call, *, deadline=None):
+        result = store.thrift2.run(call, deadline=deadline)
+        if deadline is not None:
+            raise DeadlineExceeded("the test's deadline")
+        return result
+
+    return run
 
 
 class _Noting:
@@ -230,6 +249,10 @@ def test_a_claim_released_within_the_hold_limit_is_freed_by_one_call(make_index,
     release(_counted(store, made), table, held)
     assert made == ["putMultiple"]
     assert _rows_held_by(store, base, held.owner) == [] and _rows_held_by(store, base ^ (1 << 63), held.owner) == []
+    made.clear()
+    far = claim(_counted(store, made), table, base ^ ((1 << 64) - 1), new_owner(), None)
+    assert made == ["putMultiple", "getMultiple"]  # taken by one mark and one read
+    release(store.thrift2.run, table, far)
     store.release(store.claim(base ^ 0b111, deadline=time.monotonic() + 30))  # near ones are free to go
 
 
@@ -237,19 +260,44 @@ def test_a_claim_past_the_hold_limit_frees_only_the_rows_still_its_own(make_inde
     """A holder past the limit may have lost a row to a lapsed lease: another call's claim there stays."""
     import dataclasses
 
-    from simhash_server.index.claims import HOLD_LIMIT_SECONDS, _put, claim, new_owner, release
+    from simhash_server.index.claims import HOLD_LIMIT_SECONDS, _mark, claim, new_owner, release
+    from simhash_server.index.errors import DeadlineExceeded
 
     store = make_index()
     table = store.tables.claims.name.encode()
     held = claim(store.thrift2.run, table, base, new_owner(), None)
     other, lost = new_owner(), held.rows[3]
-    store.thrift2.run(lambda c: c.put(table, _put(lost, other)))  # as if held's lease there had lapsed
+    store.thrift2.run(lambda c: _mark(c, table, [lost], other, b"\x01"))  # as if held's lease there had lapsed
     stale = dataclasses.replace(held, began=held.began - HOLD_LIMIT_SECONDS)
     made: list[str] = []
     release(_counted(store, made), table, stale)
-    assert made == ["checkAndPut"] * 10
+    assert made == ["putMultiple"]
     assert _rows_held_by(store, base, held.owner) == [] and _rows_held_by(store, base, other) == [lost]
-    store.thrift2.run(lambda c: c.put(table, _put(lost, b"")))  # the other call's release
+    with pytest.raises(DeadlineExceeded):  # the other call's row is still its own
+        store.claim(base, deadline=time.monotonic() + 0.3)
+    store.thrift2.run(lambda c: _mark(c, table, [lost], other, b""))  # the other call's release
+
+
+def test_a_claim_of_an_earlier_version_is_waited_for(make_index, base) -> None:
+    """A server of an earlier version claims a row by one cell naming its holder, emptied on release: a
+    claim of this version waits for it, and takes the row once it is emptied."""
+    from simhash_schema import hbase2
+    from simhash_server.index.errors import DeadlineExceeded
+    from simhash_server.index.keys import drawer_prefixes
+
+    store = make_index()
+    t, table = hbase2(), store.tables.claims.name.encode()
+    row = sorted(set(drawer_prefixes(base)))[5]
+
+    def earlier(holder: bytes) -> None:
+        cell = t.TColumnValue(family=b"d", qualifier=b"o", value=holder)
+        store.thrift2.run(lambda c: c.put(table, t.TPut(row=row, columnValues=[cell])))
+
+    earlier(b"an earlier server's call")
+    with pytest.raises(DeadlineExceeded):
+        store.claim(base ^ 0b1, deadline=time.monotonic() + 0.3)
+    earlier(b"")  # released
+    store.release(store.claim(base ^ 0b1, deadline=time.monotonic() + 30))
 
 
 def test_an_index_without_the_claims_table_says_to_apply_the_schema(make_index, hbase, base) -> None:

@@ -132,7 +132,6 @@ class IndexStore:
             config.retries,
         )
         self.scans = DrawerScans(self.thrift2, self._names["drawers"])
-        self._claiming = ThreadPoolExecutor(10, thread_name_prefix="claims")  # a Deduplicate's 10 rows at once
         self._settling = ThreadPoolExecutor(8, thread_name_prefix="writes")  # a write's last step beside its check
         self._nearby: Coalescer[Probe, list[Near]]
         self._writes: Coalescer[list[tuple[bytes, Document]], int]
@@ -201,7 +200,6 @@ class IndexStore:
         return meta
 
     def close(self) -> None:
-        self._claiming.shutdown(wait=False, cancel_futures=True)
         self._settling.shutdown(wait=False, cancel_futures=True)
         self.thrift1.close()
         self.thrift2.close()
@@ -366,10 +364,10 @@ class IndexStore:
     def claim(self, fp: int | Sequence[int], deadline: float | None = None) -> Claim:
         """Wait for, then hold, the deduplication claims of ``fp``'s drawers, or of every fingerprint's of a
         batch (claims.py)."""
-        return claim(self.thrift2.run, self._names["claims"], fp, new_owner(), deadline, self._claiming.map)
+        return claim(self.thrift2.run, self._names["claims"], fp, new_owner(), deadline)
 
     def release(self, held: Claim) -> None:
-        release(self.thrift2.run, self._names["claims"], held, self._claiming.map)
+        release(self.thrift2.run, self._names["claims"], held)
 
     def get(self, doc_id: str, deadline: float | None = None) -> int | None:
         doc = check_doc_id(doc_id)
