@@ -116,6 +116,11 @@ def write_config(conf: Path) -> None:
             "hbase.regionserver.hostname.disable.master.reversedns": "true",
             "hbase.thrift.info.port": "-1",
             "hbase.thrift.server.socket.read.timeout": "60000",
+            # A flush that cannot write its file is tried again once a second (hbase.server.pause), and the
+            # server aborts after the last try.  A restarted NameNode refuses new files for 30 s past its
+            # restart (its safe-mode extension): with the default 10 tries, a flush due then (hbase:meta's
+            # come every 5 minutes) aborted a region server.  120 tries cover two minutes.
+            "hbase.hstore.flush.retries.number": "120",
             **AIRCOMPRESSOR_CODECS,
         },
     )
