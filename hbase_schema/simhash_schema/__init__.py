@@ -24,12 +24,13 @@ from simhash_schema.tables import (
     TableSpec,
     index_tables,
 )
-from simhash_schema.thrift2 import SchemaError, connect, hbase2
+from simhash_schema.thrift2 import DDL_TIMEOUT_MS, SchemaError, connect, hbase2
 
 __all__ = [
     "BLOOM_TYPES",
     "CLAIM_TTL_SECONDS",
     "COMPRESSIONS",
+    "DDL_TIMEOUT_MS",
     "DRAWER_REGIONS",
     "ENCODINGS",
     "MIN_RETENTION_SECONDS",

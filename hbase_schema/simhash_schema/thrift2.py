@@ -67,6 +67,13 @@ def hbase2() -> ModuleType:
     )
 
 
+# A table's creation or alteration returns once the master's procedure is done: its regions opened on the
+# region servers, their files written to the cluster's filesystem.  That takes a second on an idle cluster and
+# much longer on a busy or recovering one (a master just restarted, a NameNode leaving safe mode): a data
+# call's 10 s would call that a failure, so schema changes wait minutes, as HBase's own admin client does.
+DDL_TIMEOUT_MS = 300_000
+
+
 def connect(host: str, port: int, timeout_ms: int = 10_000) -> Any:
     """A Thrift2 client (binary protocol, buffered transport: the gateway's -threadpool defaults)."""
     from thriftpy2.protocol import TBinaryProtocolFactory

@@ -26,3 +26,21 @@ def test_every_command_is_documented_in_the_readme() -> None:
     assert {"serve", "query", "hfile-load"} <= set(commands)
     missing = [c for c in commands if f"`simhash-index {c}" not in readme and f"`{c}`" not in readme]
     assert not missing, f"commands README does not name: {missing}"
+
+
+def test_schema_apply_waits_minutes_for_the_master_while_data_calls_keep_their_timeout(monkeypatch) -> None:
+    """Creating a pre-split table on a busy cluster outlasts a data call's 10 s (it failed a cluster run so)."""
+    import simhash_schema
+
+    asked: list[int] = []
+
+    def unreachable(host: str, port: int, timeout_ms: int) -> None:
+        asked.append(timeout_ms)
+        raise OSError("no gateway here")
+
+    monkeypatch.setattr(simhash_schema, "connect", unreachable)
+    result = CliRunner().invoke(main, ["schema", "apply", "--hbase-timeout-ms", "10000"])
+    assert result.exit_code == 1 and "no gateway here" in result.output, result.output
+    assert asked == [simhash_schema.DDL_TIMEOUT_MS] and simhash_schema.DDL_TIMEOUT_MS >= 120_000
+    result = CliRunner().invoke(main, ["schema", "apply", "--hbase-timeout-ms", "900000"])
+    assert asked[-1] == 900_000  # a longer timeout asked for is kept

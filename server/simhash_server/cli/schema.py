@@ -65,13 +65,21 @@ def schema() -> None:
 def apply(regions: int, compression: str, retention: int | None, fingerprint_version: str | None, **opts: Any) -> None:
     """Create missing tables and the meta record; set the retention if asked; report settings of existing
     tables that differ."""
-    from simhash_schema import SchemaError, apply_schema, connect, index_tables, read_retention, set_retention
+    from simhash_schema import (
+        DDL_TIMEOUT_MS,
+        SchemaError,
+        apply_schema,
+        connect,
+        index_tables,
+        read_retention,
+        set_retention,
+    )
     from simhash_server.index.errors import StoreError
     from simhash_server.index.store import IndexStore
 
     config = store_config(opts, fingerprint_version=fingerprint_version)
     try:
-        client = connect(config.host, config.thrift2_port, config.timeout_ms)
+        client = connect(config.host, config.thrift2_port, max(config.timeout_ms, DDL_TIMEOUT_MS))
         keep = retention is None  # not given: whatever the index has
         seconds = read_retention(client, index_tables(config.table_prefix)) if keep else retention or None
         try:
