@@ -13,17 +13,22 @@ ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt \
     CARGO_HTTP_CAINFO=/etc/ssl/certs/ca-certificates.crt \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_CONSTRAINT=/src/deploy/docker/constraints.txt
+COPY deploy/docker/constraints.txt /src/deploy/docker/constraints.txt
+# The dependencies' wheels, then the native extension's, in layers of their own: they change only with
+# constraints.txt or server/native, so a change to the project's Python code rebuilds from its COPY on.
+RUN python3 -m venv /tmp/pip \
+    && /tmp/pip/bin/pip install -q pip setuptools wheel \
+    && /tmp/pip/bin/pip wheel -q --wheel-dir /wheels -r /src/deploy/docker/constraints.txt
+COPY server/native/ /src/server/native/
+RUN /tmp/pip/bin/pip wheel -q --wheel-dir /wheels /src/server/native
 COPY pyproject.toml README.md /src/
 COPY proto/ /src/proto/
 COPY client/ /src/client/
 COPY hbase_schema/ /src/hbase_schema/
 COPY deploy/simhash_deploy/ /src/deploy/simhash_deploy/
 COPY deploy/hbase-local/pom.xml deploy/hbase-local/flush.jsh /src/deploy/hbase-local/
-COPY deploy/docker/constraints.txt /src/deploy/docker/constraints.txt
-COPY server/ /src/server/
-RUN python3 -m venv /tmp/pip \
-    && /tmp/pip/bin/pip install -q pip setuptools wheel \
-    && /tmp/pip/bin/pip wheel -q --wheel-dir /wheels '/src[server]' /src/server/native \
+COPY server/simhash_server/ /src/server/simhash_server/
+RUN /tmp/pip/bin/pip wheel -q --no-deps --wheel-dir /wheels /src \
     && python3 -m venv /opt/simhash-index \
     && /opt/simhash-index/bin/pip install -q --no-index --find-links /wheels 'simhash-index[server]' simhash-native
 
