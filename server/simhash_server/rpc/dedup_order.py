@@ -15,8 +15,8 @@ from simhash_server import metrics
 __all__ = ["BREAK_EVEN", "MODES", "DedupOrder"]
 
 MODES = ("auto", "ask-first", "claim-first")
-# The share of duplicates at which both orders cost the same CPU a document: about 0.37 in docs/benchmarks.md
-# (bench-grpc with every document new, then with 3 in 4 duplicates); a third leans to asking first.
+# The share of duplicates at which both orders cost the same CPU a document: about 0.25 for single calls and
+# 0.4 for batches in docs/benchmarks.md (bench-grpc with every document new, then with 3 in 4 duplicates).
 BREAK_EVEN = 1 / 3
 _WINDOW = 200  # documents the share mostly reflects (its weights fall by 1/e over this many)
 
