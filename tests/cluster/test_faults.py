@@ -10,6 +10,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -122,9 +123,12 @@ class Traffic:
             return [(at, outcome) for at, outcome in log if at >= since and outcome != "ok"]
 
     def check_acknowledged(self) -> None:
-        """Every acknowledged document answers Get with its fingerprint (through a retrying client)."""
-        with SimHashClient(self.targets[0], timeout=60, retries=10) as client:
-            lost = [d for d, fp in sorted(self.acknowledged.items()) if client.get(d) != fp]
+        """Every acknowledged document answers Get with its fingerprint (through a retrying client; 8 Gets in
+        flight, as a few thousand one after another took seconds a test)."""
+        with SimHashClient(self.targets[0], timeout=60, retries=10) as client, ThreadPoolExecutor(8) as pool:
+            docs = sorted(self.acknowledged)
+            stored = pool.map(client.get, docs)
+            lost = [d for d, fp in zip(docs, stored, strict=True) if fp != self.acknowledged[d]]
         assert lost == [], f"{len(lost)} of {len(self.acknowledged)} acknowledged documents lost: {lost[:10]}"
 
 
