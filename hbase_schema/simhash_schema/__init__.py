@@ -1,14 +1,17 @@
 """The HBase tables of a simhash-index, as code: specs, creation through Thrift2, and the meta record."""
 
 from simhash_schema.apply import (
+    ONLINE_WAIT_SECONDS,
     TableState,
     apply_schema,
     describe,
+    offline_tables,
     read_retention,
     region_count,
     set_retention,
     table_attributes,
     table_exists,
+    wait_until_online,
 )
 from simhash_schema.filters import key_only_multi_range
 from simhash_schema.meta import IndexMeta, VersionMismatch, ensure_meta, read_meta
@@ -34,6 +37,7 @@ __all__ = [
     "DRAWER_REGIONS",
     "ENCODINGS",
     "MIN_RETENTION_SECONDS",
+    "ONLINE_WAIT_SECONDS",
     "FamilySpec",
     "IndexMeta",
     "IndexTables",
@@ -48,10 +52,12 @@ __all__ = [
     "hbase2",
     "index_tables",
     "key_only_multi_range",
+    "offline_tables",
     "read_meta",
     "read_retention",
     "region_count",
     "set_retention",
     "table_attributes",
     "table_exists",
+    "wait_until_online",
 ]

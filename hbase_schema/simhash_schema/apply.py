@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from simhash_schema.tables import BLOOM_PREFIX_KEY, FOREVER, FamilySpec, IndexTables, TableSpec
 from simhash_schema.thrift2 import SchemaError, hbase2
 
-__all__ = ["TableState", "apply_schema", "describe", "read_retention", "region_count", "set_retention", "table_exists"]
+__all__ = [
+    "ONLINE_WAIT_SECONDS",
+    "TableState",
+    "apply_schema",
+    "describe",
+    "offline_tables",
+    "read_retention",
+    "region_count",
+    "set_retention",
+    "table_exists",
+    "wait_until_online",
+]
+
+# How long `schema apply` waits for an existing table's regions to come online: regions being reassigned
+# after a region server's crash take 20-30 s on the test cluster.
+ONLINE_WAIT_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -118,9 +134,55 @@ def apply_schema(client: Any, tables: IndexTables) -> list[TableState]:
             except t.TIOError as exc:
                 if not client.tableExists(name):  # another process may have created it first
                     raise SchemaError(f"cannot create table {spec.name}: {exc.message}") from exc
+            except TimeoutError as exc:
+                raise SchemaError(
+                    f"cannot create table {spec.name}: the HMaster had not finished creating it when the wait "
+                    "ended; if its regions cannot open (the master's log says why), the next `schema apply` "
+                    "names them"
+                ) from exc
         drift = _differences(spec, describe(client, spec.name)) + _attribute_differences(client, spec)
         states.append(TableState(spec.name, created, drift))
     return states
+
+
+def offline_tables(client: Any, tables: IndexTables) -> dict[str, str]:
+    """The index's existing tables that cannot serve, and why: disabled, or regions not all open (a table
+    being created or enabled is neither enabled nor disabled until its regions are open)."""
+    offline = {}
+    for spec in tables.all():
+        name = _table_name(spec.name)
+        if not client.tableExists(name):
+            continue
+        if client.isTableDisabled(name):
+            offline[spec.name] = "disabled"
+        elif not (client.isTableEnabled(name) and client.isTableAvailable(name)):
+            offline[spec.name] = "regions not all open"  # or still being created, enabled or disabled
+    return offline
+
+
+def wait_until_online(client: Any, tables: IndexTables, seconds: float = ONLINE_WAIT_SECONDS) -> None:
+    """Return once every existing table of the index can serve; SchemaError naming the ones that cannot: at
+    once for a disabled table (only an operator enables it), after ``seconds`` for regions that stay closed.
+
+    Regions that never open are how HBase 2.6 leaves a table created while HDFS refused new files (a
+    NameNode in safe mode): the master writes no table descriptor, does not notice, and retries the
+    assignment for ever."""
+    deadline = time.monotonic() + seconds
+    while True:
+        offline = offline_tables(client, tables)
+        disabled = sorted(name for name, why in offline.items() if why == "disabled")
+        if disabled:
+            quoted = ", ".join(disabled)
+            raise SchemaError(f"tables disabled: {quoted}; enable them (HBase shell: enable '<table>')")
+        if not offline:
+            return
+        if time.monotonic() >= deadline:
+            raise SchemaError(
+                f"tables whose regions did not all open within {seconds:.0f} s: {', '.join(sorted(offline))}; "
+                "the HMaster's log says why (HBase 2.6 leaves a table created while HDFS was in safe mode "
+                "without its .tabledesc: HBCK2's generateMissingTableDescriptorFile writes it)"
+            )
+        time.sleep(1)  # between checks of the regions' state
 
 
 def read_retention(client: Any, tables: IndexTables) -> int | None:

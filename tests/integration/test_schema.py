@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +19,7 @@ from simhash_schema import (
     connect,
     describe,
     ensure_meta,
+    hbase2,
     index_tables,
     read_meta,
     region_count,
@@ -23,6 +28,8 @@ from simhash_schema import (
 from simhash_server.fingerprint import FINGERPRINT_VERSION
 from simhash_server.index.keys import LAYOUT
 from simhash_server.index.store import IndexStore, StoreConfig
+
+CLI = str(Path(sys.executable).with_name("simhash-index"))
 
 
 @pytest.fixture
@@ -128,3 +135,31 @@ def test_opening_an_index_without_tables_says_what_to_run(hbase) -> None:
     with pytest.raises(SchemaError, match="simhash-index schema apply"):
         store.open()
     store.close()
+
+
+def test_apply_refuses_an_index_with_a_disabled_table_naming_it(client, tables, hbase) -> None:
+    """An index whose table cannot serve is not reported ready: the command fails and names the table."""
+    prefix = tables.drawers.name.removesuffix("_drawers")
+    env = {
+        **os.environ,
+        "SIMHASH_HBASE_HOST": hbase.host,
+        "SIMHASH_HBASE_THRIFT_PORT": str(hbase.thrift_port),
+        "SIMHASH_HBASE_THRIFT2_PORT": str(hbase.thrift2_port),
+        "SIMHASH_TABLE_PREFIX": prefix,
+    }
+
+    def apply() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([CLI, "schema", "apply"], env=env, capture_output=True, text=True, timeout=120)
+
+    assert apply().returncode == 0
+    docs = hbase2().TTableName(qualifier=tables.docs.name.encode())
+    client.disableTable(docs)
+    try:
+        refused = apply()
+    finally:
+        client.enableTable(docs)
+    assert refused.returncode == 1
+    assert f"tables disabled: {tables.docs.name};" in refused.stderr
+    again = apply()
+    assert again.returncode == 0, again.stderr
+    assert f"{tables.docs.name}: exists" in again.stdout

@@ -73,6 +73,7 @@ def apply(regions: int, compression: str, retention: int | None, fingerprint_ver
         index_tables,
         read_retention,
         set_retention,
+        wait_until_online,
     )
     from simhash_server.index.errors import StoreError
     from simhash_server.index.store import IndexStore
@@ -88,6 +89,7 @@ def apply(regions: int, compression: str, retention: int | None, fingerprint_ver
             raise click.BadParameter(str(exc), param_hint="--retention") from None
         changed = [] if keep else set_retention(client, tables)
         states = apply_schema(client, tables)
+        wait_until_online(client, tables)
         client.close()
         with IndexStore(config, tables) as store:  # writes or checks the meta record
             meta = store.meta
