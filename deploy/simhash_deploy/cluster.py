@@ -49,6 +49,7 @@ __all__ = ["ROLES", "main"]
 
 NAMENODE_PORT, ZOOKEEPER_PORT, THRIFT1_PORT, THRIFT2_PORT = 8020, 2181, 9090, 9091
 MASTER_PORT, REGIONSERVER_PORT, DATANODE_PORT = 16000, 16020, 50010
+NAMENODE_WEB_PORT = 50070  # Hadoop 2's default dfs.namenode.http-address
 ROLES = {  # role -> (main class, arguments, the port that shows it is up)
     "zookeeper": ("org.apache.zookeeper.server.quorum.QuorumPeerMain", ["{conf}/zoo.cfg"], ZOOKEEPER_PORT),
     "namenode": ("org.apache.hadoop.hdfs.server.namenode.NameNode", [], NAMENODE_PORT),
@@ -203,6 +204,22 @@ def region_server_registered(host: str, zookeeper: tuple[str, int] | None = None
     return f"/hbase/rs/{host},".encode() in reply
 
 
+def namenode_writable(address: str = "127.0.0.1") -> bool:
+    """Whether the NameNode is out of safe mode (its JMX NameNodeInfo bean).  A restarted one answers RPCs
+    at once but refuses new files until its DataNodes have reported and 30 s more have passed; HBase 2.6
+    creating a table then writes no table descriptor, and does not notice: the table's regions never open."""
+    import json
+    import urllib.request
+
+    url = f"http://{address}:{NAMENODE_WEB_PORT}/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo"
+    try:
+        with urllib.request.urlopen(url, timeout=3) as reply:
+            beans = json.load(reply).get("beans") or []
+    except (OSError, ValueError):
+        return False
+    return bool(beans) and beans[0].get("Safemode") == ""
+
+
 def node_running(host: str, resourcemanager: str | None = None) -> bool:
     """Whether the ResourceManager lists the NodeManager on ``host`` as RUNNING (its REST API)."""
     import json
@@ -228,6 +245,8 @@ def check(role: str) -> int:
                 socket.create_connection((socket.gethostname(), p), timeout=3).close()
             except OSError:
                 return 1
+    if role == "namenode":
+        return 0 if namenode_writable() else 1
     if role == "regionserver":
         return 0 if region_server_registered(socket.gethostname()) else 1
     if role == "nodemanager":

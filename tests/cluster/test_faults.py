@@ -6,17 +6,22 @@ recovery times are recorded (var/cluster-results.json)."""
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
 from simhash_client import SimHashClient, SimHashError, Unavailable
 from simhash_schema import connect, index_tables
 
+CLI = str(Path(sys.executable).with_name("simhash-index"))
 SEEDED = 300
 REGION_SERVERS = ("regionserver1", "regionserver2")
 
@@ -307,6 +312,18 @@ def test_the_namenode_restarted_under_load_loses_nothing(cluster) -> None:
         cluster.record("namenode restart: healthy again after, seconds", time.monotonic() - began)
         for server in REGION_SERVERS:
             cluster.healthy(server)
+        # Healthy means it takes new files again: a table created now opens (created while the NameNode
+        # was still in safe mode, it would be left without a descriptor, its regions never opening).
+        env = {
+            **os.environ,
+            "SIMHASH_HBASE_HOST": "127.0.0.1",
+            "SIMHASH_HBASE_THRIFT_PORT": str(cluster.thrift_port),
+            "SIMHASH_HBASE_THRIFT2_PORT": str(cluster.thrift2_port),
+            "SIMHASH_TABLE_PREFIX": "afternamenode",
+        }
+        created = subprocess.run([CLI, "schema", "apply"], env=env, capture_output=True, text=True, timeout=900)
+        assert created.returncode == 0, created.stderr
+        assert created.stdout.count(": created") == 5, created.stdout
         return time.monotonic()
 
     _record_failures(cluster, "namenode restart", _under_traffic(cluster, 5, fault))
