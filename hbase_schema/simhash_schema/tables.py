@@ -133,7 +133,10 @@ def index_tables(
         block_size=8192,
         ttl_seconds=retention_seconds,
     )
-    keyed = FamilySpec(bloom="ROW", compression=compression, ttl_seconds=retention_seconds)
+    # fp2docs and docs are read by single rows (a query's hits, a writer's id), and a FAST_DIFF seek decodes
+    # from the block's start: 8 KB blocks, not HBase's 64 KB, keep a read to a few rows' decoding
+    # (docs/decisions.md#fp2docs-and-docs-in-8-kb-blocks).
+    keyed = FamilySpec(bloom="ROW", compression=compression, block_size=8192, ttl_seconds=retention_seconds)
     splits = _even_splits(drawer_regions)
     fp_splits = _even_splits(max(1, drawer_regions // 4))
     return IndexTables(

@@ -71,12 +71,8 @@ def test_apply_creates_every_table_with_every_setting(client, tables) -> None:
     assert policy["KeyPrefixRegionSplitPolicy.prefix_length"] == "5"
     for spec in (tables.fp2docs, tables.docs):
         family = describe(client, spec.name)["d"]
-        assert (family["bloom"], family["encoding"], family["compression"], family["max_versions"]) == (
-            "ROW",
-            "FAST_DIFF",
-            "SNAPPY",
-            1,
-        )
+        got = (family["bloom"], family["encoding"], family["compression"], family["max_versions"], family["block_size"])
+        assert got == ("ROW", "FAST_DIFF", "SNAPPY", 1, 8192)  # 8 KB: read by single rows
     assert region_count(client, tables.fp2docs.name) == 2
     assert describe(client, tables.meta.name)["m"]["max_versions"] == 1
     # Deduplicate's claims lapse on their own: the table's TTL is their lease (index/claims.py).
