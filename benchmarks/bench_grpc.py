@@ -11,10 +11,11 @@ bench_q1000000_r2), then drives it with ghz (a Go load generator: `make tools` b
   100 ~1 KB texts at concurrency 4 beside Deduplicate at 32 (documents/s: each text sent `--copies` times,
   4 by default, so most are found to be duplicates, in both; `--copies 1`: every document new);
 and measures IndexStore.query in-process over the same probes (the floor of bench_query.py).
-Reports the server's resident memory under load.  Every server's reads run before any server's writes, so
-each read sees the same index; the documents a server wrote are deleted before the next one writes (and at
-the end), so each server's writes meet the index's 1e6 documents alone (their drawer rows stay, as orphans
-that queries skip).
+Reports the server's resident memory under load, and each batch call's items/s over its single call's.  The
+index's tables are flushed and major-compacted first, and every server's reads run before any server's
+writes, so each read sees the same settled index; the documents a server wrote are deleted before the next
+one writes (and at the end), so each server's writes meet the index's 1e6 documents alone (their drawer rows
+stay, as orphans that queries skip).
 
     .venv/bin/python benchmarks/bench_grpc.py      # or: make bench-grpc
 """
@@ -318,6 +319,10 @@ def main() -> None:
         "SIMHASH_HBASE_THRIFT2_PORT": str(local.ports.thrift2),
     }
     fps = probes(1000)
+    # Each run starts from a settled index, one store file per region: a read seeks in every store file and
+    # in the memstore, so what earlier runs left unflushed or uncompacted would change every figure.
+    tables = [f"{prefix}_{name}" for name in ("drawers", "fp2docs", "docs")]
+    local.flush(tables, 1800, compact=True)
     configs = {"serve " + (args.serve_args or "(defaults)"): args.serve_args}
     if args.baseline_args:
         configs = {"serve " + args.baseline_args: args.baseline_args, **configs}
@@ -367,6 +372,14 @@ def main() -> None:
         for name, r in results.items():
             cells = " | ".join(f"{r['cpu'][n]:.0f}" for n in names)
             print(f"| {label} | {name} | {cells} | {sum(r['cpu'].values()):.0f} |")
+    print("\nBatch calls against single calls, items/s:")
+    for label, results in runs.items():
+        for batch, single in (("QueryBatch of", "Query c=32"), ("DeduplicateBatch of", "Deduplicate by")):
+            b = next((r for name, r in results.items() if name.startswith(batch)), None)
+            one = next((r for name, r in results.items() if name.startswith(single)), None)
+            if b and one:
+                ratio = b["rps"] * b["documents"] / one["rps"]
+                print(f"- {label}: {batch.split()[0]} / {single.split()[0]}: {ratio:.2f}x")
     if len(runs) == 2:
         (base_label, base), (label, new) = runs.items()
         print(f"\nRatios, {label} / {base_label}, calls/s:")
