@@ -44,6 +44,7 @@ from simhash_deploy import LocalHBase, Ports
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import cpu_seconds
 
+from simhash_schema import index_tables
 from simhash_server.fingerprint import fingerprint
 from simhash_server.index.keys import drawer_keys
 from simhash_server.index.store import IndexStore, StoreConfig
@@ -325,8 +326,7 @@ def main() -> None:
     fps = probes(1000)
     # Each run starts from a settled index, one store file per region: a read seeks in every store file and
     # in the memstore, so what earlier runs left unflushed or uncompacted would change every figure.
-    tables = [f"{prefix}_{name}" for name in ("drawers", "fp2docs", "docs")]
-    local.flush(tables, 1800, compact=True)
+    local.flush([t.name for t in index_tables(prefix).documents()], 1800, compact=True)
     configs = {"serve " + (args.serve_args or "(defaults)"): args.serve_args}
     if args.baseline_args:
         configs = {"serve " + args.baseline_args: args.baseline_args, **configs}
