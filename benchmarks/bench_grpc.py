@@ -15,7 +15,8 @@ Reports the server's resident memory under load, and each batch call's items/s o
 index's tables are flushed and major-compacted first, and every server's reads run before any server's
 writes, so each read sees the same settled index; the documents a server wrote are deleted before the next
 one writes (and at the end), so each server's writes meet the index's 1e6 documents alone (their drawer rows
-stay, as orphans that queries skip).
+stay, as orphans that queries skip).  A server given `--table-prefix` serves a copy of the index instead (in
+another table layout, say), which is settled and cleaned up the same way.
 
     .venv/bin/python benchmarks/bench_grpc.py      # or: make bench-grpc
 """
@@ -26,12 +27,14 @@ import argparse
 import functools
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -283,6 +286,17 @@ def forget(store: IndexStore, written: dict[str, int]) -> None:
     store.thrift1.run(drop)
 
 
+def served_prefix(serve_args: str, default: str) -> str:
+    """The index a server started with ``serve_args`` serves: its --table-prefix, else ``default``."""
+    words = shlex.split(serve_args)
+    for n, word in enumerate(words):
+        if word == "--table-prefix" and n + 1 < len(words):
+            return words[n + 1]
+        if word.startswith("--table-prefix="):
+            return word.split("=", 1)[1]
+    return default
+
+
 def measure(local: LocalHBase, env: dict[str, str], serve_args: str, load: Callable[..., dict], *args: Any) -> dict:
     """``load(port, pids, *args)`` against a server started for it on ``port``."""
     port = Ports.free().thrift
@@ -324,12 +338,15 @@ def main() -> None:
         "SIMHASH_HBASE_THRIFT2_PORT": str(local.ports.thrift2),
     }
     fps = probes(1000)
-    # Each run starts from a settled index, one store file per region: a read seeks in every store file and
-    # in the memstore, so what earlier runs left unflushed or uncompacted would change every figure.
-    local.flush([t.name for t in index_tables(prefix).documents()], 1800, compact=True)
     configs = {"serve " + (args.serve_args or "(defaults)"): args.serve_args}
     if args.baseline_args:
         configs = {"serve " + args.baseline_args: args.baseline_args, **configs}
+    # A server given --table-prefix serves a copy of the index (another table layout, say) instead.
+    prefixes = {label: served_prefix(serve_args, prefix) for label, serve_args in configs.items()}
+    # Each run starts from settled indexes, one store file per region: a read seeks in every store file and
+    # in the memstore, so what earlier runs left unflushed or uncompacted would change every figure.
+    settled = [t.name for p in dict.fromkeys(prefixes.values()) for t in index_tables(p).documents()]
+    local.flush(settled, 1800, compact=True)
     # Every server's reads first, then every server's writes: each read sees the same index.
     runs: dict[str, dict[str, dict]] = {
         label: measure(local, env, serve_args, functools.partial(reads, ghz), fps, args.queries)
@@ -350,7 +367,8 @@ def main() -> None:
             try:
                 runs[label] |= measure(local, env, serve_args, functools.partial(writes, ghz), written, args.copies)
             finally:
-                forget(store, written)
+                with IndexStore(replace(store.config, table_prefix=prefixes[label])) as own:
+                    forget(own, written)
     finally:
         store.close()
     floor = sorted(floor[100:])

@@ -121,16 +121,16 @@ def index_tables(
     sep = "" if prefix.endswith(":") else "_"
     name = f"{prefix}{sep}".__add__
     # Keys are random, so fingerprint-keyed tables split evenly too.
-    # Drawers: 8 KB FAST_DIFF blocks, uncompressed.  A query reads ~10 blocks, one per prefix; once the table
+    # Drawers: 4 KB FAST_DIFF blocks, uncompressed.  A query reads ~10 blocks, one per prefix; once the table
     # outgrows the block cache each is decompressed anew, the region server's largest cost.  FAST_DIFF keeps
-    # blocks as small as LZ4 does, and in 8 KB blocks its seeks (decoding from the block's start) stay short
-    # (docs/decisions.md#drawer-table-blocks-8-kb-fast_diff-no-compression).
+    # blocks as small as LZ4 does, and a seek decodes its block from the start, so small blocks keep it short
+    # (docs/decisions.md#drawer-table-blocks-4-kb-fast_diff-no-compression).
     drawers = FamilySpec(
         bloom="ROWPREFIX_FIXED_LENGTH",
         bloom_prefix_length=5,
         compression="NONE",
         encoding="FAST_DIFF",
-        block_size=8192,
+        block_size=4096,
         ttl_seconds=retention_seconds,
     )
     # fp2docs and docs are read by single rows (a query's hits, a writer's id), and a FAST_DIFF seek decodes

@@ -60,7 +60,7 @@ def test_apply_creates_every_table_with_every_setting(client, tables) -> None:
             "compression": "NONE",
             "encoding": "FAST_DIFF",
             "block_cache": True,
-            "block_size": 8192,
+            "block_size": 4096,
             "ttl_seconds": None,
         }
     }

@@ -41,11 +41,11 @@ def test_bad_prefixes_are_refused(prefix: str) -> None:
 
 
 @pytest.mark.parametrize("compression", ["NONE", "LZ4", "ZSTD"])
-def test_compression_reaches_fp2docs_and_docs_while_drawer_blocks_stay_uncompressed_fast_diff_all_8k(
+def test_compression_reaches_fp2docs_and_docs_while_drawer_blocks_stay_uncompressed_fast_diff_4k(
     compression: str,
 ) -> None:
     tables = index_tables("t", compression=compression)
     drawers = tables.drawers.family
-    assert (drawers.compression, drawers.encoding, drawers.block_size) == ("NONE", "FAST_DIFF", 8192)
+    assert (drawers.compression, drawers.encoding, drawers.block_size) == ("NONE", "FAST_DIFF", 4096)
     assert tables.fp2docs.family.compression == tables.docs.family.compression == compression
     assert tables.fp2docs.family.block_size == tables.docs.family.block_size == 8192  # read by single rows
