@@ -150,11 +150,11 @@ UNCOALESCED = "--query-lanes 64 --write-lanes 64 --batch-queries 1 --batch-docum
 BATCH_DOCUMENTS = 100
 
 
-def serve(port: int, env: dict[str, str], serve_args: str) -> subprocess.Popen:
+def serve(port: int, env: dict[str, str], serve_args: str, command: list[str] | None = None) -> subprocess.Popen:
+    """`simhash-index serve` (or ``command``, which takes serve's options) on ``port``, once SERVING."""
     server = subprocess.Popen(
         [
-            str(ROOT / ".venv" / "bin" / "simhash-index"),
-            "serve",
+            *(command or [str(ROOT / ".venv" / "bin" / "simhash-index"), "serve"]),
             "--address",
             f"127.0.0.1:{port}",
             "--metrics-address",
