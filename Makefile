@@ -52,7 +52,7 @@ test-containers: install images
 # clusters submitted to its YARN (tests/cluster/test_yarn.py: a NodeManager killed mid-job, a Ctrl-C and a
 # resume, a snapshot read).  Recovery times land in var/cluster-results.json.  About 15 minutes.
 test-cluster: install images
-	$(BIN)/python -m pytest tests/cluster $(PYTEST_ARGS)
+	$(BIN)/python -m pytest --durations=12 tests/cluster $(PYTEST_ARGS)
 	@cat var/cluster-results.json
 
 # Only the YARN tests of test-cluster, on a stack of their own: about 14 minutes.
