@@ -1,16 +1,17 @@
-"""The launcher's promises on a real HBase: start is idempotent, status tells the truth, stop leaves nothing."""
+"""The launcher's promises on a real HBase: start is idempotent, status tells the truth, flush and compaction
+keep every row.  A second instance started and stopped, leaving no process:
+tests/integration/test_installed_package.py."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import time
 from collections.abc import Iterator
 
 import pytest
 
-from simhash_deploy import LocalHBase, Ports
+from simhash_deploy import LocalHBase
 from simhash_deploy.site import COMPACTION_BOUNDS
 
 
@@ -42,29 +43,6 @@ def test_every_jvm_runs_the_default_collector_and_logs_it(hbase) -> None:
     for name in ("master", "thrift", "thrift2"):
         # Written as the JVM starts; pauses follow in the same file (their format: tests/unit, bench-live).
         assert "] Using G1\n" in local.gc_log(name).read_text(), name
-
-
-def test_second_instance_starts_and_stop_leaves_no_java_process(hbase, tmp_path) -> None:
-    local = _require_local(hbase)
-    other = LocalHBase(
-        home=local.home, var_dir=tmp_path / "hbase", ports=Ports.free(), master_heap_mb=768, thrift_heap_mb=256
-    )
-    try:
-        assert other.start() is True
-        assert len(list(other.java_pids())) == 3
-        # A pid file that names a dead process is stale: status drops it, start replaces it.
-        thrift = other.processes()[1]
-        pid_file = other.run_dir / "thrift.pid"
-        assert other.stop() == ["thrift2", "thrift", "master"]
-        pid_file.write_text("999999\n")
-        assert other.status()["thrift"]["running"] is False
-        assert not pid_file.exists()
-        assert thrift.port == other.ports.thrift
-    finally:
-        other.stop()
-    assert list(other.java_pids()) == []
-    assert other.stop() == []
-    shutil.rmtree(tmp_path / "hbase", ignore_errors=True)
 
 
 def _store_files(local: LocalHBase, table: str) -> dict[str, int]:

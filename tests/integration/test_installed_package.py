@@ -1,6 +1,7 @@
 """The package runs outside the checkout: a wheel installed into a fresh venv applies the schema from an
 unrelated directory (the Thrift2 IDL comes from the package, not from deploy/ or the working directory), and
-runs the local HBase (its Maven assembly comes from the package too)."""
+runs the local HBase (its Maven assembly comes from the package too) beside the suite's, and stops it leaving
+no process."""
 
 from __future__ import annotations
 
@@ -84,7 +85,7 @@ def test_an_installed_wheel_applies_the_schema_from_another_directory(
 def test_an_installed_wheel_runs_the_local_hbase_outside_the_checkout(installed: Path, tmp_path: Path) -> None:
     """`simhash-index hbase start` from the wheel alone: its Maven assembly is seeded into a home under the
     user's data directory, Maven fetches the jars there, and a real HBase answers on the ports asked for."""
-    from simhash_deploy import Ports
+    from simhash_deploy import LocalHBase, Ports
 
     tools = [shutil.which(name) for name in ("java", "mvn")]
     if not all(tools):
@@ -107,6 +108,9 @@ def test_an_installed_wheel_runs_the_local_hbase_outside_the_checkout(installed:
         command = [str(installed / "simhash-index"), "hbase", *args]
         return subprocess.run(command, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=600)
 
+    # This HBase runs beside the suite's (a second instance on ports of its own); the launcher's object for the
+    # same var dir sees its processes.
+    seen = LocalHBase(home=tmp_path / ".local" / "share" / "simhash-index", var_dir=var)
     try:
         started = run("start", *start)
         assert started.returncode == 0, started.stdout + started.stderr
@@ -116,7 +120,15 @@ def test_an_installed_wheel_runs_the_local_hbase_outside_the_checkout(installed:
         status = run("status", *where)
         assert status.returncode == 0, status.stdout + status.stderr
         assert str(ports.thrift) in status.stdout and str(ports.thrift2) in status.stdout
+        assert len(list(seen.java_pids())) == 3
     finally:
         stopped = run("stop", *where)
     assert stopped.returncode == 0, stopped.stderr
+    assert stopped.stdout.strip() == "stopped: thrift2, thrift, master"  # the gateways first
+    assert list(seen.java_pids()) == []
+    # A pid file that names a dead process is stale: status drops it and reports nothing running.
+    pid_file = var / "run" / "thrift.pid"
+    pid_file.write_text("999999\n")
     assert run("status", *where).returncode == 1  # nothing left running
+    assert not pid_file.exists()
+    assert run("stop", *where).stdout.strip() == "HBase was not running"
