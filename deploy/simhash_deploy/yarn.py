@@ -78,9 +78,10 @@ def write_yarn_config(conf: Path, data: Path, lib: Path, resourcemanager: str) -
                 # minutes, is for clusters that would rather wait than redo work).
                 "yarn.nm.liveness-monitor.expiry-interval-ms": "20000",
                 # How long an application master keeps trying a NodeManager it cannot reach, to start or stop
-                # a container there: with the default, 3 minutes, a job whose node died finished its work and
-                # then waited 4 minutes to stop containers on the dead node before it returned.
-                "yarn.client.nodemanager-connect.max-wait-ms": "20000",
+                # a container there.  A task on a lost node runs again only once the master has given up
+                # stopping it (after a 20 s connect timeout, tries of ~3 s each plus the interval): the
+                # default, 3 minutes, held a job 4 minutes; 20 s held it 66 s (docs/operations.md).
+                "yarn.client.nodemanager-connect.max-wait-ms": "6000",
                 "yarn.client.nodemanager-connect.retry-interval-ms": "2000",
                 "yarn.application.classpath": classpath,
             },
