@@ -55,7 +55,7 @@ test-cluster: install images
 	$(BIN)/python -m pytest --durations=12 tests/cluster $(PYTEST_ARGS)
 	@cat var/cluster-results.json
 
-# Only the YARN tests of test-cluster, on a stack of their own: about 14 minutes.
+# Only the YARN tests of test-cluster, on a stack of their own: about 10 minutes on 2 cores.
 test-yarn: install images
 	$(BIN)/python -m pytest tests/cluster/test_yarn.py $(PYTEST_ARGS)
 	@cat var/cluster-results.json
