@@ -296,3 +296,14 @@ def test_the_health_command_exits_0_when_serving_and_1_when_nothing_answers(serv
     nobody = f"127.0.0.1:{Ports.free().thrift}"
     down = subprocess.run([cli, "health", "--target", nobody, "--timeout", "5"], capture_output=True, text=True)
     assert down.returncode == 1 and "UNAVAILABLE" in down.stderr and "Traceback" not in down.stderr
+
+
+def test_asyncios_own_event_loop_serves_the_same_answers(serve_in_process) -> None:
+    """`serve --event-loop asyncio`: every other server of these tests runs on uvloop, the default."""
+    text = article("asyncio loop")
+    with SimHashClient(serve_in_process(event_loop="asyncio"), retries=0) as client:
+        fp = client.index("on-asyncio", text=text)
+        assert client.query(text=edited(text)) == [
+            Hit("on-asyncio", fp, (fp ^ fingerprint(edited(text)).value).bit_count())
+        ]
+        assert client.delete(["on-asyncio"]) == 1

@@ -11,6 +11,7 @@ import click
 
 from simhash_server.cli.options import store_config, store_options
 from simhash_server.index.config import StoreConfig
+from simhash_server.rpc.event_loop import EVENT_LOOPS
 
 
 @click.command()
@@ -111,6 +112,14 @@ from simhash_server.index.config import StoreConfig
     envvar="SIMHASH_DEDUP_ORDER",
     help="Whether Deduplicate queries before it takes its claims, answering a duplicate without them: "
     "auto while a third or more of recent documents were duplicates (docs/dedup.md).",
+)
+@click.option(
+    "--event-loop",
+    type=click.Choice(EVENT_LOOPS),
+    default=EVENT_LOOPS[0],
+    show_default=True,
+    envvar="SIMHASH_EVENT_LOOP",
+    help="The event loop that runs the gRPC server's calls: libuv's (uvloop), or asyncio's own.",
 )
 @click.option(
     "--workers",
@@ -219,6 +228,7 @@ def serve(
     batch_queries: int,
     batch_documents: int,
     dedup_order: str,
+    event_loop: str,
     workers: int,
     max_concurrent_calls: int,
     max_calls_per_method: int,
@@ -257,6 +267,7 @@ def serve(
             warmup_seconds=warmup_seconds,
             warmup_until_settled=warmup_until_settled,
             dedup_order=dedup_order,
+            event_loop=event_loop,
             limits=limits,
             store=store_config(
                 opts,

@@ -28,6 +28,7 @@ from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
 from simhash_server.fingerprint import fingerprint
 from simhash_server.index.async_store import AsyncIndexStore
 from simhash_server.index.store import IndexStore, StoreConfig
+from simhash_server.rpc.event_loop import check_event_loop, new_event_loop
 from simhash_server.rpc.interceptors import Admission, Drain, MetricsInterceptor
 from simhash_server.rpc.limits import Limits
 from simhash_server.rpc.rotation import Rotation
@@ -70,11 +71,13 @@ class ServerConfig:
     # Whether Deduplicate queries before it takes its claims (a duplicate is then answered without them):
     # "auto" while recent calls found enough duplicates to pay for it (rpc/dedup_order.py), or always, or never.
     dedup_order: str = "auto"
+    event_loop: str = "uvloop"  # or "asyncio" (event_loop.py)
 
 
 class SimHashServer:
     def __init__(self, config: ServerConfig) -> None:
         check_exposure(config.address, config.tls, config.tokens, config.insecure)
+        check_event_loop(config.event_loop)
         self.config = config
         self.store = IndexStore(config.store)
         self._executor = ThreadPoolExecutor(max_workers=config.limits.workers, thread_name_prefix="work")
@@ -294,11 +297,12 @@ class SimHashServer:
     # -- lifecycle, from a program's own thread ------------------------------------------------------------
     def serve_forever(self) -> None:
         """Serve on this thread until SIGTERM or Ctrl-C, then stop gracefully."""
-        asyncio.run(self._serve())
+        with asyncio.Runner(loop_factory=lambda: new_event_loop(self.config.event_loop)) as runner:
+            runner.run(self._serve())
 
     def start(self) -> None:
         """Serve on an event loop in a thread of its own; returns once serving."""
-        loop = asyncio.new_event_loop()
+        loop = new_event_loop(self.config.event_loop)
         self._loop = loop
         self._thread = threading.Thread(target=loop.run_forever, name="grpc-aio", daemon=True)
         self._thread.start()
