@@ -9,12 +9,21 @@ by each version.  Interleaved, document by document:
   (v3 0.9, v4 0.75), the two versions alternating, each first in turn; also an unverified query of each;
 then the fp2docs table's bytes per document on disk after a flush, for each.
 
+With --scale, both versions' queries scan the drawer table of bench-scale's index instead (var/scale, on its
+own HBase: run `make bench-scale` first; 10^8 fingerprints when it has run in full).  Each version keeps its
+own fp2docs, docs and meta tables beside that shared drawer table; its corpus documents are deleted from it
+at the end.  Random fingerprints almost never come within reach of a corpus document, so what the drawer
+table's size changes is the scans' cost, which is what this measures at 10^8.
+
     make bench-verify            # or: .venv/bin/python benchmarks/bench_verify.py --background 1000000
+    .venv/bin/python benchmarks/bench_verify.py --scale
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import os
 import sys
 import time
@@ -24,20 +33,24 @@ import happybase
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import percentile
+from _common import ROOT, percentile
 from corpus import load_corpus
 
-from simhash_deploy import LocalHBase
-from simhash_schema import apply_schema, connect, index_tables
+from simhash_deploy import LocalHBase, Ports
+from simhash_schema import TableSpec, apply_schema, connect, index_tables
 from simhash_server.fingerprint import V3, V4, fingerprint, recipe_of, short_name
 from simhash_server.index.model import Document
 from simhash_server.index.store import IndexStore, StoreConfig
 
 VERSIONS = (V3, V4)
+SCALE = ROOT / "var" / "scale"  # bench_scale.py's index: its HBase, and state.json with how many it holds
+SCALE_HEAP_MB = 6144  # as bench_scale.py starts it
 
 
-def open_store(prefix: str, args: argparse.Namespace, version: str) -> IndexStore:
+def open_store(prefix: str, args: argparse.Namespace, version: str, drawers: TableSpec | None) -> IndexStore:
     tables = index_tables(prefix)
+    if drawers is not None:
+        tables = dataclasses.replace(tables, drawers=drawers)
     client = connect(args.host, args.thrift2_port)
     apply_schema(client, tables)
     client.close()
@@ -55,9 +68,47 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--thrift-port", type=int, default=9090)
     parser.add_argument("--thrift2-port", type=int, default=9091)
+    parser.add_argument("--scale", action="store_true", help="scan bench-scale's drawer table (var/scale) instead")
     args = parser.parse_args()
     run = f"{os.getpid()}"
-    stores = {v: open_store(f"bench_v{run}_{short_name(v)}", args, v) for v in VERSIONS}
+    local, drawers = LocalHBase(), None
+    if args.scale:
+        state = SCALE / "state.json"
+        if not state.exists():
+            raise SystemExit(f"--scale needs bench-scale's index: {state} is missing (run `make bench-scale`)")
+        held = json.loads(state.read_text())
+        args.background = held["loaded"] + sum(held.get("live", {}).values())
+        local = LocalHBase(var_dir=SCALE / "hbase", ports=Ports.free(), master_heap_mb=SCALE_HEAP_MB)
+        local.start()
+        args.host, args.thrift_port, args.thrift2_port = "127.0.0.1", local.ports.thrift, local.ports.thrift2
+        drawers = index_tables("scale", drawer_regions=16).drawers
+        print(f"bench-scale's index: {args.background:,} fingerprints in {drawers.name}", flush=True)
+    try:
+        measure(args, run, local, drawers)
+    finally:
+        if args.scale:
+            local.stop()
+
+
+def load_background(
+    stores: dict[str, IndexStore], headers: dict[str, bytes], count: int, rng: np.random.Generator
+) -> None:
+    """The same ``count`` random fingerprints in each index, each with random sketch bytes after a real header
+    of its version's format (the format byte, and a count)."""
+    background = rng.integers(0, 2**64, size=count, dtype=np.uint64)
+    for v, store in stores.items():
+        form = recipe_of(v).sketch
+        for start in range(0, count, 5000):
+            stop = min(start + 5000, count)
+            noise = rng.integers(0, 256, size=(stop - start, form.size - form.header), dtype=np.uint8)
+            store.index_many(
+                Document(f"bg{i}", int(fp), headers[v] + n.tobytes())
+                for i, fp, n in zip(range(start, stop), background[start:stop], noise, strict=True)
+            )
+
+
+def measure(args: argparse.Namespace, run: str, local: LocalHBase, drawers: TableSpec | None) -> None:
+    stores = {v: open_store(f"bench_v{run}_{short_name(v)}", args, v, drawers) for v in VERSIONS}
     docs = load_corpus(600)
     rng = np.random.default_rng(7)
 
@@ -72,19 +123,12 @@ def main() -> None:
             cpu[v].append(time.perf_counter() - began)
     print(f"corpus: {len(docs)} documents, mean {np.mean([len(d.text) for d in docs]):.0f} characters", flush=True)
 
-    background = rng.integers(0, 2**64, size=args.background, dtype=np.uint64)
+    if drawers is None:  # with --scale, bench-scale's drawer table is the background
+        headers = {v: made[v][0].sketch[: recipe_of(v).sketch.header] for v in VERSIONS}
+        load_background(stores, headers, args.background, rng)
     for v, store in stores.items():
-        form = recipe_of(v).sketch
-        for start in range(0, args.background, 5000):
-            stop = min(start + 5000, args.background)
-            noise = rng.integers(0, 256, size=(stop - start, form.size - form.header), dtype=np.uint8)
-            head = made[v][0].sketch[: form.header]  # a real header: the format byte (and a count)
-            store.index_many(
-                Document(f"bg{i}", int(fp), head + n.tobytes())
-                for i, fp, n in zip(range(start, stop), background[start:stop], noise, strict=True)
-            )
         store.index_many(Document(d.id, fp.value, fp.sketch) for d, fp in zip(docs, made[v], strict=True))
-        print(f"loaded {args.background:,} background fingerprints and the corpus into {short_name(v)}", flush=True)
+        print(f"{args.background:,} background fingerprints and the corpus in {short_name(v)}", flush=True)
 
     paths = [(v, verified) for v in VERSIONS for verified in (True, False)]
     query: dict[tuple[str, bool], list[float]] = {p: [] for p in paths}
@@ -105,19 +149,23 @@ def main() -> None:
             hits[(v, verified)].append(len(found))
 
     tables = [stores[v].tables.fp2docs.name for v in VERSIONS]
-    local = LocalHBase()
     local.flush(tables)
     time.sleep(5)  # the flushed files reach their final size
     sizes = {name: local.table_bytes(name) for name in tables}
-    rows = len(docs) + args.background
+    rows = len(docs) + (0 if drawers else args.background)
     conn = happybase.Connection(args.host, args.thrift_port, timeout=60_000)
     for store in stores.values():
+        if drawers:  # the shared drawer table keeps only its own rows
+            ids = [d.id for d in docs]
+            for start in range(0, len(ids), 500):
+                store.delete(ids[start : start + 500])
         store.close()
         for spec in store.tables.all():
-            conn.delete_table(spec.name, disable=True)
+            if spec != drawers:
+                conn.delete_table(spec.name, disable=True)
     conn.close()
 
-    print()
+    print(f"\n{args.background:,} background fingerprints{' (bench-scale)' if drawers else ''}")
     print(
         "| version | fingerprint + sketch, µs per document (mean) | verified query p50 / p99 ms | unverified "
         "p50 / p99 ms | mean hits, verified | fp2docs bytes per document |"
