@@ -18,6 +18,12 @@ from simhash_deploy import LocalHBase, Ports
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = str(ROOT / ".venv" / "bin" / "simhash-index")
+# bench_scale.py's index, which bench_verify.py --scale (and bench_clusters.py) reuse: where it lives (its
+# HBase, inputs and state.json), its table prefix, its drawer regions, and the HBase heap that serves it.
+SCALE_WORK = ROOT / "var" / "scale"
+SCALE_PREFIX = "scale"
+SCALE_DRAWER_REGIONS = 16
+SCALE_HEAP_MB = 6144
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 

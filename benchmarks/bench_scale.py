@@ -33,7 +33,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from _common import CLI, ROOT, percentile, probes, serving, splitmix64
+from _common import (
+    CLI,
+    ROOT,
+    SCALE_DRAWER_REGIONS,
+    SCALE_HEAP_MB,
+    percentile,
+    probes,
+    serving,
+    splitmix64,
+)
+from _common import SCALE_PREFIX as PREFIX
+from _common import SCALE_WORK as WORK
 from bench_query import RawScans
 
 from simhash_client import SimHashClient
@@ -42,8 +53,6 @@ from simhash_schema import apply_schema, connect, index_tables
 from simhash_server.index.model import Document
 from simhash_server.index.store import IndexStore, StoreConfig
 
-WORK = ROOT / "var" / "scale"
-PREFIX = "scale"
 BYTES_PER_FINGERPRINT = 450  # on disk, all three tables, measured at 10^7 (docs/benchmarks.md, hfile)
 _RECORD = np.dtype([("fp", ">u8"), ("len", ">u2"), ("id", "S11")])
 
@@ -71,7 +80,7 @@ class Scale:
         )
         # 16 drawer regions, as the published runs had (about 1.2 GB each at 10^8; hfile-load's drawers job
         # gets one reducer per region), not the schema's default for a small index.
-        self.tables = index_tables(PREFIX, drawer_regions=16)
+        self.tables = index_tables(PREFIX, drawer_regions=SCALE_DRAWER_REGIONS)
 
     def save(self) -> None:
         self.state_path.write_text(json.dumps(self.state, indent=1))
@@ -207,7 +216,7 @@ def main() -> None:
     parser.add_argument("--chunk", type=lambda s: int(float(s)), default=25_000_000)
     parser.add_argument("--queries", type=int, default=2000, help="probes, half asked in process, half by the client")
     parser.add_argument("--warmup", type=int, default=300)
-    parser.add_argument("--master-heap-mb", type=int, default=6144)
+    parser.add_argument("--master-heap-mb", type=int, default=SCALE_HEAP_MB)
     args = parser.parse_args()
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     scale = Scale(args)

@@ -33,7 +33,7 @@ import happybase
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, percentile
+from _common import SCALE_DRAWER_REGIONS, SCALE_HEAP_MB, SCALE_PREFIX, SCALE_WORK, percentile
 from corpus import load_corpus
 
 from simhash_deploy import LocalHBase, Ports
@@ -43,8 +43,6 @@ from simhash_server.index.model import Document
 from simhash_server.index.store import IndexStore, StoreConfig
 
 VERSIONS = (V3, V4)
-SCALE = ROOT / "var" / "scale"  # bench_scale.py's index: its HBase, and state.json with how many it holds
-SCALE_HEAP_MB = 6144  # as bench_scale.py starts it
 
 
 def open_store(prefix: str, args: argparse.Namespace, version: str, drawers: TableSpec | None) -> IndexStore:
@@ -73,15 +71,15 @@ def main() -> None:
     run = f"{os.getpid()}"
     local, drawers = LocalHBase(), None
     if args.scale:
-        state = SCALE / "state.json"
+        state = SCALE_WORK / "state.json"
         if not state.exists():
             raise SystemExit(f"--scale needs bench-scale's index: {state} is missing (run `make bench-scale`)")
         held = json.loads(state.read_text())
         args.background = held["loaded"] + sum(held.get("live", {}).values())
-        local = LocalHBase(var_dir=SCALE / "hbase", ports=Ports.free(), master_heap_mb=SCALE_HEAP_MB)
+        local = LocalHBase(var_dir=SCALE_WORK / "hbase", ports=Ports.free(), master_heap_mb=SCALE_HEAP_MB)
         local.start()
         args.host, args.thrift_port, args.thrift2_port = "127.0.0.1", local.ports.thrift, local.ports.thrift2
-        drawers = index_tables("scale", drawer_regions=16).drawers
+        drawers = index_tables(SCALE_PREFIX, drawer_regions=SCALE_DRAWER_REGIONS).drawers
         print(f"bench-scale's index: {args.background:,} fingerprints in {drawers.name}", flush=True)
     try:
         measure(args, run, local, drawers)
