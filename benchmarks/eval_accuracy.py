@@ -500,7 +500,9 @@ a footer of sentences) the same article more often than datasketch's LSH does, w
 copies. Their fingerprints are equal, not merely close (at `k<=0` the precision is the same): nearly every bit
 comes from the shared sentences. Verification removes those (the verified query's precision is 0.99-1.00);
 the changes measured that would avoid them cost template or moved-block copies their candidates
-(docs/decisions.md, "v4 keeps lines as segments").
+(docs/decisions.md, "v4 keeps lines as segments"), and a second fingerprint per document that would keep
+those candidates still leaves the fingerprint alone short of datasketch's precision (docs/decisions.md, "v4
+keeps one fingerprint per document").
 """
 
 
