@@ -494,15 +494,16 @@ it.  Where the verified row equals the candidates row and sits below the sketche
 are ones whose sketches agree but whose fingerprints are 4 or more bits apart without a shared drawer: what
 would find them is more candidates per query (fingerprints of parts of a document, under other flag values
 of the drawer rows), not a different floor, nor a wider reach (reading candidates within 10-20 bits that
-share a drawer adds at most 0.01 to any class on the tuning half).
+share a drawer adds at most 0.01 to any class on the tuning half). A fingerprint of each page's first 200
+tokens beside its own would take P5 to 0.72-0.79 and P1x to 0.80-0.92 on the tuning half, for 1.5-1.8 times
+the drawer rows (docs/decisions.md, "v4 keeps one fingerprint per document").
 The fingerprint alone (`k<=3`) also calls pages of one manual that share their prose boilerplate (a licence,
 a footer of sentences) the same article more often than datasketch's LSH does, which finds a quarter as many
 copies. Their fingerprints are equal, not merely close (at `k<=0` the precision is the same): nearly every bit
 comes from the shared sentences. Verification removes those (the verified query's precision is 0.99-1.00);
 the changes measured that would avoid them cost template or moved-block copies their candidates
-(docs/decisions.md, "v4 keeps lines as segments"), and a second fingerprint per document that would keep
-those candidates still leaves the fingerprint alone short of datasketch's precision (docs/decisions.md, "v4
-keeps one fingerprint per document").
+(docs/decisions.md, "v4 keeps lines as segments"), and a second fingerprint per document for the
+fingerprint-only answer still falls short of datasketch's precision (0.987-0.999).
 """
 
 
