@@ -181,3 +181,56 @@ def test_indexed_at_in_every_text_format_and_its_rejects(tmp_path: Path) -> None
     assert items[0] == Record(1, "t", None, "x", (hour_ago + 3000) * 1000)
     assert "older than the index's retention of 1800 s" in items[1].reason  # type: ignore[union-attr]
     assert "must be an RFC 3339 string or Unix seconds, got bool" in items[2].reason  # type: ignore[union-attr]
+
+
+def _sketch(text: str = "a text of a few words to sketch, long enough for shingles") -> bytes:
+    from simhash_server.fingerprint import fingerprint
+
+    return fingerprint(text, FINGERPRINT_VERSION, sketch=True).sketch
+
+
+def test_a_sketch_beside_a_simhash_is_taken_and_a_bad_one_is_a_reject(tmp_path: Path) -> None:
+    import base64
+
+    good = _sketch()
+    short = good[:100]
+    other_format = bytes([2]) + good[5:]  # format 2's 513 bytes: a v1-v3 sketch, under a v4 index
+    lines = [
+        {"doc_id": "good", "simhash": "00000000000000ff", "sketch": base64.b64encode(good).decode()},
+        {"doc_id": "short", "simhash": "00000000000000ff", "sketch": base64.b64encode(short).decode()},
+        {"doc_id": "v3", "simhash": "00000000000000ff", "sketch": base64.b64encode(other_format).decode()},
+        {"doc_id": "b64", "simhash": "00000000000000ff", "sketch": "not base64!"},
+        {"doc_id": "num", "simhash": "00000000000000ff", "sketch": 5},
+        {"doc_id": "text", "text": "words", "sketch": base64.b64encode(good).decode()},
+        {"doc_id": "empty", "simhash": "00000000000000ff", "sketch": ""},
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    items = read_all(path)
+    assert items[0] == Record(1, "good", 255, None, None, good)
+    reasons = {i.line: i.reason for i in items if isinstance(i, Reject)}
+    assert reasons == {
+        2: "sketch is 100 bytes of format 3; the index's recipe stores format 3 (517 bytes)",
+        3: "sketch is 513 bytes of format 2; the index's recipe stores format 3 (517 bytes)",
+        4: '"sketch" is not base64',
+        5: '"sketch" must be a base64 string, got int',
+        6: 'give "sketch" only beside "simhash": a text is sketched with the index\'s recipe',
+        7: "sketch is empty",
+    }
+
+
+def test_the_bin_format_with_sketches_round_trips_resumes_and_rejects_a_bad_sketch(tmp_path: Path) -> None:
+    good = _sketch()
+    records = [("a", 1, good), ("文档", 2**64 - 1, b""), ("bad", 3, good[:7]), ("d", 4, good)]
+    path = tmp_path / "in.bin"
+    path.write_bytes(encode_binary(records))
+    assert path.read_bytes()[:8] == b"SHBULK2\n"
+    items = read_all(path)
+    assert items[0] == Record(1, "a", 1, None, None, good)
+    assert items[1] == Record(2, "文档", 2**64 - 1, None)
+    assert isinstance(items[2], Reject) and items[2].line == 3 and "sketch is 7 bytes" in items[2].reason
+    assert items[3] == Record(4, "d", 4, None, None, good)
+    source = InputSource.detect(str(path), None, None, "auto")
+    offsets = [offset for _, offset, _ in source.records()]
+    resumed = InputSource.detect(str(path), None, None, "auto")  # a new run, resumed past its first records
+    assert [i for i, _, _ in resumed.records(skip_bytes=offsets[1], first_line=3)][1] == items[3]

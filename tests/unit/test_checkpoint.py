@@ -64,7 +64,7 @@ def test_a_resume_continues_at_the_first_uncommitted_line(tmp_path: Path) -> Non
     again = _Load([_input(tmp_path, 20)], _options(tmp_path, workers=2, resume=True), lambda s: None)
     again.restore()
     assert again.stats.resumed_at_line == 7 and again.stats.lines == 6
-    ids = [doc for _chunk, shares in again.chunks() for share in shares for doc, _fp, _text, _seen in share]
+    ids = [doc for _chunk, shares in again.chunks() for share in shares for doc, _fp, _text, _seen, _sketch in share]
     assert sorted(ids, key=lambda d: int(d[3:])) == [f"doc{n}" for n in range(6, 20)]
 
 

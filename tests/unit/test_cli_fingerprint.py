@@ -99,3 +99,23 @@ def test_workers_keep_input_order_and_give_the_same_fingerprints(tmp_path) -> No
     assert one.exit_code == many.exit_code == 0
     assert one.stdout == many.stdout
     assert [json.loads(line)["id"] for line in many.stdout.splitlines()] == list(range(1500))
+
+
+def test_sketch_writes_each_texts_sketch_as_bulk_load_takes_it(tmp_path: Path) -> None:
+    import base64
+
+    from simhash_server.bulk.input import InputSource, Record
+    from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint
+
+    text = "近似重复检测：把文本切词、加权，再算出六十四位的指纹。"
+    result = _invoke(json.dumps({"id": "a", "text": text}, ensure_ascii=False) + "\n", "--sketch")
+    assert result.exit_code == 0, result.output
+    (line,) = result.output.splitlines()
+    made = fingerprint(text, FINGERPRINT_VERSION, sketch=True)
+    assert base64.b64decode(json.loads(line)["sketch"]) == made.sketch
+    path = tmp_path / "fp.jsonl"
+    path.write_text(line + "\n")
+    (item,) = [i for i, _, _ in InputSource.detect(str(path), None, None, "auto").records()]
+    assert item == Record(1, "a", made.value, None, None, made.sketch)
+    plain = _invoke(json.dumps({"id": "a", "text": text}, ensure_ascii=False) + "\n")
+    assert "sketch" not in json.loads(plain.output)

@@ -5,10 +5,16 @@ fingerprints texts with the index's recipe, and writes normalised records; the J
 (server/mapreduce, run by ``hfile_job``) does what grows with N, on Hadoop: last-one-wins per id, the three
 tables' HFiles, the hand-over.  Nothing kept in this process grows with the input.
 
+Inputs given as URIs of a Hadoop FileSystem (``ClusterInputs``: hdfs://, file://, s3a://..., globs and
+directories too) are not read here at all: the first job's map tasks read them where they live and run the
+same Python (bulk/file_task.py; on YARN from a PEX in the distributed cache), and their rejects go to a
+directory on that filesystem.  This process then only lists files and reads counters.
+
 Steps, each recorded in the staging directory so a rerun continues where one stopped (the staging
 directory is removed only once the load succeeded):
 
-1. normalise: ``input/part-NNNNN.norm``, rejects to the reject file (manifest ``normalized``);
+1. normalise: ``input/part-NNNNN.norm``, rejects to the reject file (manifest ``normalized``); for
+   ClusterInputs, the parse job instead (part of generate, marked ``parsed-input`` in the job's staging);
 2. generate (``--generate-only`` stops here): the docs job (ids meet: the last record of an id wins; the
    docs table is consulted, unless ``new_ids_only``, for ids already stored at another fingerprint), then
    the drawers and fp2docs jobs, one reducer per region with the table's own family settings;
@@ -26,9 +32,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import struct
+import sys
 import time
+import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field, replace
@@ -42,13 +51,78 @@ from simhash_server.bulk.input import InputSource, Record, Reject
 from simhash_server.bulk.workers import stored_document
 from simhash_server.index.store import IndexStore, StoreConfig
 
-__all__ = ["NORMALIZED_MAGIC", "HFileLoadOptions", "HFileLoadStats", "normalized_record", "run_hfile_load"]
+__all__ = [
+    "NORMALIZED_MAGIC",
+    "ClusterInputs",
+    "HFileLoadOptions",
+    "HFileLoadStats",
+    "default_rejects_uri",
+    "is_uri",
+    "normalized_record",
+    "run_hfile_load",
+    "task_env_needs",
+]
 
 NORMALIZED_MAGIC = b"SHNORM2\n"  # NormalizedInputFormat.java reads what this module writes
 _HEADER = struct.Struct(">QQqHH")  # seq, fingerprint, indexed_at ms (-1: undated), id length, sketch length
 _UNDATED = -1
 _MANIFEST_VERSION = 2  # 2: records carry indexed_at
 _DEAL = 4096  # records per file before moving to the next: map tasks get equal shares
+
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_GLOB = re.compile(r"[*?\[{]")
+
+
+def is_uri(path: str) -> bool:
+    """Whether an input names a Hadoop FileSystem URI (hdfs://..., file:///..., s3a://...), not a local path."""
+    return bool(_SCHEME.match(path))
+
+
+def default_rejects_uri(first: str) -> str:
+    """Where a URI load's rejects go unless told: beside the first input, its glob part cut off."""
+    head = first.rstrip("/")
+    glob = _GLOB.search(head)
+    if glob:
+        head = head[: head.rfind("/", 0, glob.start())]
+    return head + ".rejects"
+
+
+@dataclass(frozen=True)
+class ClusterInputs:
+    """Inputs read where they live, by the job's map tasks: URIs (a glob, or a directory's files at any
+    depth), each file one task, in the order given and sorted within each."""
+
+    uris: tuple[str, ...]
+    rejects: str  # a directory on the cluster's filesystem: part-m-NNNNN files of input, line, reason, line
+    fmt: str | None = None  # None: by each file's name
+    compression: str | None = None
+    fingerprint_format: str = "auto"
+    python: str = sys.executable  # the tasks' interpreter: this one for the local runner, python3 on YARN
+    env: Path | None = None  # the tasks' environment, a PEX (YARN): None runs -m in ``python``'s own
+
+    def task_args(self, version: str, retention_seconds: int | None) -> list[str]:
+        args = ["--fingerprint-version", version, "--fingerprint-format", self.fingerprint_format]
+        if self.fmt:
+            args += ["--format", self.fmt]
+        if self.compression:
+            args += ["--compression", self.compression]
+        if retention_seconds is not None:
+            args += ["--retention-seconds", str(retention_seconds)]
+        return args
+
+
+def task_env_needs(pex: Path) -> str:
+    """What a NodeManager needs to run the tasks' PEX, from its PEX-INFO: BulkLoadError if it is no PEX."""
+    try:
+        with zipfile.ZipFile(pex) as archive:
+            info = json.loads(archive.read("PEX-INFO"))
+    except (OSError, KeyError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
+        raise BulkLoadError(f"{pex} is not a PEX ({exc}): build the tasks' environment with `make pex`") from exc
+    tags = sorted({name.rsplit("-", 3)[-2] for name in info.get("distributions", {}) if name.count("-") >= 4})
+    pythons = [t for t in tags if t.startswith("cp3")]
+    minor = f"{pythons[0][2]}.{pythons[0][3:]}" if pythons else "3"
+    return f"python{minor} on the PATH of every NodeManager (the PEX's wheels: {', '.join(tags) or 'pure Python'})"
 
 
 @dataclass
@@ -63,6 +137,7 @@ class HFileLoadOptions:
     load_only: bool = False
     keep_staging: bool = False
     max_rejects: int | None = None
+    cluster_inputs: ClusterInputs | None = None  # instead of sources: read by the map tasks
 
 
 @dataclass
@@ -110,6 +185,14 @@ class _Manifest:
 
 
 def _identity(sources: list[InputSource], options: HFileLoadOptions) -> dict[str, Any]:
+    cluster = options.cluster_inputs
+    if cluster is not None:  # the files behind URIs are the cluster's: the job lists them
+        return {
+            "inputs": list(cluster.uris),
+            "formats": [cluster.fmt, cluster.compression, cluster.fingerprint_format],
+            "table_prefix": options.store.table_prefix,
+            "new_ids_only": options.new_ids_only,
+        }
     return {
         "inputs": [s.identity() for s in sources],
         "formats": [s.format for s in sources],
@@ -166,7 +249,7 @@ def _normalize(
 
 
 def _encode(seq: int, record: Record, version: str) -> bytes:
-    doc = stored_document(record.doc_id, record.simhash, record.text, version)  # as bulk-load stores it
+    doc = stored_document(record.doc_id, record.simhash, record.text, version, sketch=record.sketch)  # as bulk-load
     return normalized_record(seq, doc.fingerprint, doc.doc_id.encode("utf-8"), doc.sketch, record.indexed_at_ms)
 
 
@@ -187,7 +270,11 @@ class _Load:
         with IndexStore(replace(self.options.store, pool_size=1)) as store:
             for source in self.sources:
                 source.fingerprint_version = store.recipe.version
-        if "normalized" not in self.manifest.data:
+            self.version, self.retention_seconds = store.recipe.version, store.retention_seconds
+        if self.options.cluster_inputs is not None:  # read by the parse job, within generate
+            for key, value in self.manifest.data.get("normalized", {}).items():  # an earlier run's parse job
+                setattr(self.stats, key, value)
+        elif "normalized" not in self.manifest.data:
             if self.options.load_only:
                 raise BulkLoadError(f"{self.options.staging} holds no generated load: run without --load-only")
             _normalize(self.sources, self.options, self.stats, self.report)
@@ -242,6 +329,8 @@ class _Load:
             args["remove-staging"] = "true"  # the HFiles are HBase's now; the rest on the cluster goes
         if command == "generate":
             args["timestamp"] = str(self.manifest.data["timestamp_ms"])
+            if self.options.cluster_inputs is not None:
+                args |= self._parse_args(self.options.cluster_inputs)
         started = time.monotonic()
         for event in self.options.runner.run(command, args, self.options.staging):
             self._take(event)
@@ -250,10 +339,32 @@ class _Load:
         self.manifest.data[command] = asdict(self.stats)
         self.manifest.save()
 
+    def _parse_args(self, cluster: ClusterInputs) -> dict[str, str]:
+        listed = self.options.staging / "inputs.txt"
+        listed.write_text("".join(uri + "\n" for uri in cluster.uris))
+        args = {
+            "inputs": str(listed.resolve()),
+            "rejects": cluster.rejects,
+            "python": cluster.python,
+            "task-args": "\t".join(cluster.task_args(self.version, self.retention_seconds)),
+        }
+        if self.options.max_rejects is not None:
+            args["max-rejects"] = str(self.options.max_rejects)
+        if cluster.env is not None:
+            args["env"] = str(cluster.env.resolve())
+        return args
+
     def _take(self, event: JobEvent) -> None:
         if event.kind == "progress":
             self.stats.phase = event.phase
             self.stats.progress = (event.data["map"] + event.data["reduce"]) / 2
+        elif event.kind == "phase" and event.phase == "parse":
+            counters = event.data["counters"]
+            self.stats.lines = counters.get("LINES", 0)
+            self.stats.records = counters.get("RECORDS", 0)
+            self.stats.rejected = counters.get("REJECTED", 0)
+            self.manifest.data["normalized"] = {k: getattr(self.stats, k) for k in ("lines", "records", "rejected")}
+            self.manifest.save()
         elif event.kind == "phase" and event.phase == "docs":
             counters = event.data["counters"]
             self.stats.documents = counters.get("DOCUMENTS", 0)

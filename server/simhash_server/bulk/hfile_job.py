@@ -236,7 +236,7 @@ class JobRunner:
             )
         if "staging" in args:
             args = args | {"staging": remote}
-        if command == "generate":  # the normalised input: copied to the cluster's filesystem by the JVM
+        if command == "generate" and "inputs" not in args:  # the normalised input: copied by the JVM
             args = args | {"upload": str((staging / "input").resolve())}
         java = self._java(self._conf(staging), dirs, main_class)
         return [*java, *self._arguments(command, args, remote, zookeeper)]

@@ -5,10 +5,14 @@ Formats (chosen by ``--format``, or by the file name: .tsv, .csv, .jsonl/.ndjson
 - ``tsv``: ``doc_id<TAB>simhash[<TAB>indexed_at]``; ``csv``: ``doc_id,simhash[,indexed_at]`` (RFC 4180
   quoting, one record per line).
 - ``jsonl``: one object per line with ``doc_id`` (or ``id``, as ``simhash-index fingerprint`` writes it) and
-  exactly one of ``simhash`` and ``text``; an optional ``fingerprint_version`` must be this build's, and an
-  optional ``indexed_at`` says when the document was first seen.
+  exactly one of ``simhash`` and ``text``; an optional ``fingerprint_version`` must be this build's, an
+  optional ``indexed_at`` says when the document was first seen, and beside a ``simhash`` an optional
+  ``sketch`` (base64, as ``simhash-index fingerprint --sketch`` writes it) lets the document be verified.
 - ``bin``: the 8-byte magic ``SHBULK1\\n``, then records of a big-endian unsigned 64-bit fingerprint, a
-  big-endian 16-bit id length and the id in UTF-8.  A record's "line" is its ordinal number.
+  big-endian 16-bit id length and the id in UTF-8; or ``SHBULK2\\n``, whose records also carry a big-endian
+  16-bit sketch length after the id's, and the sketch after the id.  A record's "line" is its ordinal number.
+
+A sketch must be whole and of the format the index's recipe stores (index.model.check_sketch).
 
 ``indexed_at`` is an RFC 3339 time with its offset (``2026-11-24T08:00:00Z``) or Unix seconds; without it a
 document is dated when it is written.  A time ahead of the clock, or older than the index's retention, is
@@ -22,6 +26,8 @@ one is rejected, never guessed, and so is a field of the other form after it.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import csv
 import gzip
 import io
@@ -38,10 +44,11 @@ from typing import IO, Any
 
 from simhash_server.fingerprint import FINGERPRINT_VERSION
 from simhash_server.fingerprint.hexform import from_hex
-from simhash_server.index.model import check_doc_id, check_indexed_at
+from simhash_server.index.model import check_doc_id, check_indexed_at, check_sketch
 
 __all__ = [
     "BINARY_MAGIC",
+    "BINARY_SKETCH_MAGIC",
     "COMPRESSIONS",
     "FINGERPRINT_FORMATS",
     "FORMATS",
@@ -58,9 +65,11 @@ FORMATS = ("tsv", "csv", "jsonl", "bin")
 COMPRESSIONS = ("none", "gzip", "zstd")
 FINGERPRINT_FORMATS = ("auto", "hex", "decimal")
 BINARY_MAGIC = b"SHBULK1\n"
+BINARY_SKETCH_MAGIC = b"SHBULK2\n"  # records carry a sketch
 _SUFFIX_FORMATS = {".tsv": "tsv", ".txt": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".bin": "bin"}
 _SUFFIX_COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 _BIN_HEADER = struct.Struct(">QH")
+_BIN_SKETCH_HEADER = struct.Struct(">QHH")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +79,7 @@ class Record:
     simhash: int | None  # exactly one of simhash and text
     text: str | None
     indexed_at_ms: int | None = None  # when first seen (None: when written)
+    sketch: bytes = b""  # made elsewhere, beside a simhash (a text brings its own)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,12 +114,18 @@ def parse_simhash(field: str, fingerprint_format: str) -> int:
     return number
 
 
-def encode_binary(records: list[tuple[str, int]]) -> bytes:
-    """The ``bin`` format of (doc_id, simhash) pairs, header included (for tools and tests)."""
-    out = [BINARY_MAGIC]
-    for doc_id, fp in records:
+def encode_binary(records: list[tuple[str, int]] | list[tuple[str, int, bytes]]) -> bytes:
+    """The ``bin`` format of (doc_id, simhash) pairs, or of (doc_id, simhash, sketch) triples (``SHBULK2``),
+    header included (for tools and tests)."""
+    with_sketch = any(len(r) == 3 for r in records)
+    out = [BINARY_SKETCH_MAGIC if with_sketch else BINARY_MAGIC]
+    for doc_id, fp, *rest in records:
         raw = doc_id.encode("utf-8")
-        out.append(_BIN_HEADER.pack(fp, len(raw)) + raw)
+        if with_sketch:
+            sketch = rest[0] if rest else b""
+            out.append(_BIN_SKETCH_HEADER.pack(fp, len(raw), len(sketch)) + raw + sketch)
+        else:
+            out.append(_BIN_HEADER.pack(fp, len(raw)) + raw)
     return b"".join(out)
 
 
@@ -140,6 +156,7 @@ class InputSource:
     decided_at: int | None = None  # ... and its line (this run's)
     fingerprint_version: str = FINGERPRINT_VERSION  # the index's: a JSON line naming another is rejected
     retention_seconds: int | None = None  # the index's: a document dated before it would expire at once
+    binary_sketches: bool = False  # bin: the file's magic was SHBULK2 (its records carry sketches)
 
     @classmethod
     def detect(cls, path: str, fmt: str | None, compression: str | None, fingerprint_format: str) -> InputSource:
@@ -185,15 +202,20 @@ class InputSource:
             else:
                 stream = io.BufferedReader(counting, 1 << 20)
             offset = 0
+            head = b""  # a bin file's magic, read on the way past a checkpoint's offset
             if skip_bytes and self.compression == "none" and self.path != "-":
+                head = raw.read(len(BINARY_MAGIC))
                 raw.seek(skip_bytes)
                 counting.bytes_read = offset = skip_bytes
             while offset < skip_bytes:
                 chunk = stream.read(min(1 << 20, skip_bytes - offset))
                 if not chunk:
                     raise ValueError(f"{self.path}: shorter than the checkpoint's offset {skip_bytes}")
+                head = head or chunk[: len(BINARY_MAGIC)]
                 offset += len(chunk)
-            parse = _binary_records if self.format == "bin" else self._text_records
+            if skip_bytes:
+                self.binary_sketches = head == BINARY_SKETCH_MAGIC
+            parse = self._binary_records if self.format == "bin" else self._text_records
             for item, consumed in parse(stream, offset, first_line):
                 offset += consumed
                 yield item, offset, counting.bytes_read
@@ -219,6 +241,19 @@ class InputSource:
     def _parse_json(self, line: int, text: str) -> Record:
         record = _parse_json(line, text, self.fingerprint_version)
         return self._checked_time(record)
+
+    def _binary_records(self, stream: IO[bytes], offset: int, number: int) -> Iterator[tuple[Record | Reject, int]]:
+        """The bin format; the magic (read at offset 0) says whether records carry sketches."""
+        if offset == 0:
+            magic = stream.read(len(BINARY_MAGIC))
+            if magic not in (BINARY_MAGIC, BINARY_SKETCH_MAGIC):
+                shown = f"{BINARY_MAGIC!r} or {BINARY_SKETCH_MAGIC!r}"
+                yield Reject(0, f"not the bin format: the file starts {magic!r}, not {shown}", ""), len(magic)
+                return
+            self.binary_sketches = magic == BINARY_SKETCH_MAGIC
+            yield from _binary_body(stream, number, len(magic), self.binary_sketches, self.fingerprint_version)
+        else:  # resumed past the magic: a checkpoint remembers which it was
+            yield from _binary_body(stream, number, 0, self.binary_sketches, self.fingerprint_version)
 
     def _checked_time(self, record: Record) -> Record:
         check_indexed_at(record.indexed_at_ms, int(time.time() * 1000), self.retention_seconds)
@@ -292,18 +327,31 @@ def _parse_json(line: int, text: str, fingerprint_version: str) -> Record:
         raise ValueError(f'"indexed_at" must be an RFC 3339 string or Unix seconds, got {type(seen).__name__}')
     seen_ms = None if seen is None else parse_time(str(seen))
     if has_text:
+        if "sketch" in obj:
+            raise ValueError('give "sketch" only beside "simhash": a text is sketched with the index\'s recipe')
         if not isinstance(obj["text"], str):
             raise ValueError(f'"text" must be a string, got {type(obj["text"]).__name__}')
         return Record(line, doc_id, None, obj["text"], seen_ms)
+    sketch = _json_sketch(obj["sketch"], fingerprint_version) if "sketch" in obj else b""
     value = obj["simhash"]
     if isinstance(value, int) and not isinstance(value, bool):
         if not 0 <= value < 2**64:
             raise ValueError(f"simhash {value} is not an unsigned 64-bit integer")
-        return Record(line, doc_id, value, None, seen_ms)
+        return Record(line, doc_id, value, None, seen_ms, sketch)
     if not isinstance(value, str):
         raise ValueError(f'"simhash" must be a string or an integer, got {type(value).__name__}')
     form = simhash_form(value) or "hex"  # in JSON, an integer is a number: a string is hex unless it cannot be
-    return Record(line, doc_id, parse_simhash(value, form), None, seen_ms)
+    return Record(line, doc_id, parse_simhash(value, form), None, seen_ms, sketch)
+
+
+def _json_sketch(value: Any, fingerprint_version: str) -> bytes:
+    if not isinstance(value, str):
+        raise ValueError(f'"sketch" must be a base64 string, got {type(value).__name__}')
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except binascii.Error:
+        raise ValueError('"sketch" is not base64') from None
+    return check_sketch(raw, fingerprint_version)
 
 
 def parse_time(field: str) -> int:
@@ -322,37 +370,36 @@ def parse_time(field: str) -> int:
     return round(when.timestamp() * 1000)
 
 
-def _binary_records(stream: IO[bytes], offset: int, number: int) -> Iterator[tuple[Record | Reject, int]]:
-    if offset == 0:
-        magic = stream.read(len(BINARY_MAGIC))
-        if magic != BINARY_MAGIC:
-            yield Reject(0, f"not the bin format: the file starts {magic!r}, not {BINARY_MAGIC!r}", ""), len(magic)
-            return
-        yield from _binary_body(stream, number, len(magic))
-    else:
-        yield from _binary_body(stream, number, 0)
-
-
-def _binary_body(stream: IO[bytes], number: int, carry: int) -> Iterator[tuple[Record | Reject, int]]:
+def _binary_body(
+    stream: IO[bytes], number: int, carry: int, sketches: bool, fingerprint_version: str
+) -> Iterator[tuple[Record | Reject, int]]:
+    header = _BIN_SKETCH_HEADER if sketches else _BIN_HEADER
     while True:
-        head = stream.read(_BIN_HEADER.size)
+        head = stream.read(header.size)
         if not head:
             return
-        if len(head) < _BIN_HEADER.size:
+        if len(head) < header.size:
             yield Reject(number, "truncated record header at the end of the input", head.hex()), carry + len(head)
             return
-        fp, length = _BIN_HEADER.unpack(head)
+        fp, length, *rest = header.unpack(head)
+        sketch_length = rest[0] if rest else 0
         raw = stream.read(length)
-        consumed, carry = carry + len(head) + len(raw), 0
-        if len(raw) < length:
-            yield Reject(number, f"truncated record: id of {length} bytes, {len(raw)} left", raw.hex()), consumed
+        sketch = stream.read(sketch_length) if sketch_length else b""
+        consumed, carry = carry + len(head) + len(raw) + len(sketch), 0
+        if len(raw) < length or len(sketch) < sketch_length:
+            reason = f"truncated record: id of {length} bytes, {len(raw)} left"
+            if sketches:
+                reason = f"truncated record: id of {length} and sketch of {sketch_length} bytes"
+            yield Reject(number, reason, raw.hex()), consumed
             return
         try:
             doc_id = raw.decode("utf-8")
             check_doc_id(doc_id)
+            if sketch_length:
+                check_sketch(sketch, fingerprint_version)
         except (UnicodeDecodeError, ValueError) as exc:
             reason = "doc_id is not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
             yield Reject(number, reason, raw.hex()), consumed
         else:
-            yield Record(number, doc_id, fp, None), consumed
+            yield Record(number, doc_id, fp, None, None, sketch), consumed
         number += 1

@@ -144,14 +144,15 @@ class _Load:
         self.rejects_file.truncate(saved["rejects_bytes"])  # drop rejects of chunks that were not committed
         self.rejects_file.seek(saved["rejects_bytes"])
 
-    def chunks(self) -> Iterator[tuple[_Chunk, list[list[tuple[str, int | None, str | None, int | None]]]]]:
+    def chunks(self) -> Iterator[tuple[_Chunk, list[list[tuple[str, int | None, str | None, int | None, bytes]]]]]:
         workers, size = self.options.workers, self.options.batch_size * self.options.workers
         seq = 0
         for index in range(self.position.source, len(self.sources)):
             source = self.sources[index]
             start = self.position if index == self.position.source else Position(index)
             self.base_bytes = sum(s.size or 0 for s in self.sources[:index])
-            shares: list[list[tuple[str, int | None, str | None, int | None]]] = [[] for _ in range(workers)]
+            shares: list[list[tuple[str, int | None, str | None, int | None, bytes]]]
+            shares = [[] for _ in range(workers)]
             rejects: list[Reject] = []
             lines, line, offset = 0, start.line, start.offset
             for item, offset, self.current_bytes in source.records(start.offset, start.line):
@@ -159,7 +160,7 @@ class _Load:
                 line = item.line + 1
                 if isinstance(item, Record):
                     share = shares[zlib.crc32(item.doc_id.encode()) % workers]
-                    share.append((item.doc_id, item.simhash, item.text, item.indexed_at_ms))
+                    share.append((item.doc_id, item.simhash, item.text, item.indexed_at_ms, item.sketch))
                 else:
                     rejects.append(item)
                 if lines >= size:

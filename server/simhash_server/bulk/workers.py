@@ -33,12 +33,17 @@ _TRANSIENT = (Unavailable, DeadlineExceeded)
 
 
 def stored_document(
-    doc_id: str, fp: int | None, text: str | None, version: str, indexed_at_ms: int | None = None
+    doc_id: str,
+    fp: int | None,
+    text: str | None,
+    version: str,
+    indexed_at_ms: int | None = None,
+    sketch: bytes = b"",
 ) -> Document:
     """A record as stored: a text brings its fingerprint and its verification sketch (by the index's recipe),
-    a fingerprint neither."""
+    a fingerprint the sketch made beside it, if any (checked by the input layer)."""
     if fp is not None:
-        return Document(doc_id, fp, b"", indexed_at_ms)
+        return Document(doc_id, fp, sketch, indexed_at_ms)
     made = fingerprint(text or "", version, sketch=True)
     return Document(doc_id, made.value, made.sketch, indexed_at_ms)
 
@@ -63,7 +68,10 @@ def _worker(index: int, config: StoreConfig, lock_path: Path, tasks: Any, result
             if task is None or os.getppid() != parent:
                 return
             seq, items = task
-            documents = [stored_document(doc, fp, text, store.recipe.version, seen) for doc, fp, text, seen in items]
+            documents = [
+                stored_document(doc, fp, text, store.recipe.version, seen, sketch)
+                for doc, fp, text, seen, sketch in items
+            ]
             for attempt in range(_BATCH_ATTEMPTS):
                 try:
                     docs = store.index_many(documents)

@@ -41,8 +41,8 @@ def input_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--rejects",
-            type=click.Path(dir_okay=False, path_type=Path),
-            help="Where rejected lines go (input, line, reason, line).  [default: FIRST_INPUT.rejects.tsv]",
+            help="Where rejected lines go (input, line, reason, line).  [default: FIRST_INPUT.rejects.tsv; for "
+            "hfile-load of URIs, a directory FIRST_INPUT.rejects on the same filesystem]",
         ),
         click.option(
             "--max-rejects",
@@ -126,7 +126,7 @@ def bulk_load(ctx: click.Context, **opts: Any) -> None:
     if first == "-" and (opts["checkpoint"] is None or opts["rejects"] is None):
         raise click.ClickException("reading stdin first: give --checkpoint and --rejects")
     checkpoint = opts["checkpoint"] or Path(first + ".checkpoint")
-    rejects = opts["rejects"] or Path(first + ".rejects.tsv")
+    rejects = Path(opts["rejects"] or first + ".rejects.tsv")
     wal = opts["wal"]
     config = store_config(opts, wal=wal)
     flush = None if wal else _local_flush(opts["hbase_var_dir"], config.thrift_port)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 from collections import deque
@@ -30,7 +31,9 @@ def parse_line(line: str) -> tuple[Any, str]:
     return record["id"], record["text"]
 
 
-def _fingerprint_batch(batch: list[tuple[int, str]], version: str) -> list[tuple[int, str | None, str | None]]:
+def _fingerprint_batch(
+    batch: list[tuple[int, str]], version: str, sketch: bool = False
+) -> list[tuple[int, str | None, str | None]]:
     """(line number, output line or None, error or None) for each input line, in order."""
     from simhash_server.fingerprint import fingerprint
 
@@ -41,8 +44,10 @@ def _fingerprint_batch(batch: list[tuple[int, str]], version: str) -> list[tuple
         except ValueError as exc:
             out.append((lineno, None, str(exc)))
             continue
-        fp = fingerprint(text, version)
+        fp = fingerprint(text, version, sketch=sketch)
         record = {"id": doc_id, "simhash": fp.hex, "features": fp.features, "fingerprint_version": version}
+        if sketch:  # what bulk-load and hfile-load take beside the simhash, so the document verifies
+            record["sketch"] = base64.b64encode(fp.sketch).decode("ascii")
         out.append((lineno, json.dumps(record, ensure_ascii=False), None))
     return out
 
@@ -53,7 +58,7 @@ def _batches(lines: Iterable[str], size: int) -> Iterator[list[tuple[int, str]]]
         yield batch
 
 
-def run(source: IO[str], sink: IO[str], workers: int, version: str) -> int:
+def run(source: IO[str], sink: IO[str], workers: int, version: str, sketch: bool = False) -> int:
     """Fingerprint every line; returns the number of bad lines (each reported on stderr)."""
     bad = 0
 
@@ -68,14 +73,14 @@ def run(source: IO[str], sink: IO[str], workers: int, version: str) -> int:
 
     if workers <= 1:
         for batch in _batches(source, BATCH_LINES):
-            emit(_fingerprint_batch(batch, version))
+            emit(_fingerprint_batch(batch, version, sketch))
         return bad
     with ProcessPoolExecutor(max_workers=workers) as pool:
         # Two batches per worker in flight: workers never wait for the output of a slow batch to be written,
         # and memory stays bounded whatever the input size.  Results are written in input order.
         pending: deque[Future[list[tuple[int, str | None, str | None]]]] = deque()
         for batch in _batches(source, BATCH_LINES):
-            pending.append(pool.submit(_fingerprint_batch, batch, version))
+            pending.append(pool.submit(_fingerprint_batch, batch, version, sketch))
             if len(pending) >= 2 * workers:
                 emit(pending.popleft().result())
         while pending:
@@ -108,13 +113,20 @@ def run(source: IO[str], sink: IO[str], workers: int, version: str) -> int:
     show_default=True,
     help="Processes fingerprinting in parallel; output keeps input order.",
 )
+@click.option(
+    "--sketch",
+    is_flag=True,
+    help='Write each text\'s verification sketch too ("sketch": base64), for bulk-load and hfile-load.',
+)
 @version_option("The recipe, as the index to load into was created with.  [default: the newest]")
-def fingerprint_command(source: IO[str], sink: IO[str], workers: int, fingerprint_version: str | None) -> None:
+def fingerprint_command(
+    source: IO[str], sink: IO[str], workers: int, sketch: bool, fingerprint_version: str | None
+) -> None:
     """Fingerprint texts.  A bad line is reported on stderr with its line number, the rest is still
     processed, and the exit status is 1 if any line was bad."""
     from simhash_server.fingerprint import FINGERPRINT_VERSION
 
-    bad = run(source, sink, workers, fingerprint_version or FINGERPRINT_VERSION)
+    bad = run(source, sink, workers, fingerprint_version or FINGERPRINT_VERSION, sketch)
     sink.flush()
     if bad:
         click.echo(f"{bad} bad line(s)", err=True)

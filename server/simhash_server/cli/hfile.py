@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +11,8 @@ import click
 
 from simhash_server.cli.bulk import EXIT_REJECTS, input_options, input_sources, with_progress
 from simhash_server.cli.options import apply_options, store_config, store_options
+
+PEX_NAME = "simhash-index.pex"  # the tasks' environment, in --job-dir: `make pex`
 
 _NEW_IDS_HELP = (
     "Promise that no input id is stored yet, so the docs table is not consulted.  HFiles cannot read before "
@@ -108,6 +112,18 @@ def _hfile_options(command: Any) -> Any:
         click.option(
             "--splits", type=click.IntRange(1, 1024), default=4, show_default=True, help="Map tasks of the first job."
         ),
+        click.option(
+            "--task-python",
+            help="URI inputs: the Python the map tasks run.  [default: local this one; yarn python3, which must "
+            "be of the PEX's minor version on every NodeManager]",
+        ),
+        click.option(
+            "--python-env",
+            type=click.Path(dir_okay=False, exists=True, path_type=Path),
+            envvar="SIMHASH_PYTHON_ENV",
+            help="yarn, URI inputs: the tasks' environment, a PEX shipped through the distributed cache.  "
+            "[default: simhash-index.pex in --job-dir, built by `make pex`]",
+        ),
     ]
     return job_options(apply_options(command, options))
 
@@ -121,8 +137,10 @@ def hfile_load(ctx: click.Context, **opts: Any) -> None:
     """Load INPUT files into the index as HFiles: for loads too big for Thrift writes.
 
     \b
-    The same inputs, formats, rejects and last-one-wins rules as bulk-load.  Records are normalised here;
-    a MapReduce job on HBase's own tooling (HFileOutputFormat2) writes each table's HFiles with its family
+    The same inputs, formats, rejects and last-one-wins rules as bulk-load.  Local files are normalised
+    here; URIs of the cluster's filesystem (hdfs://, file://, s3a://...: files, directories, globs) are read
+    where they live and fingerprinted in the job's map tasks, their rejects written beside them.  A
+    MapReduce job on HBase's own tooling (HFileOutputFormat2) writes each table's HFiles with its family
     settings, and BulkLoadHFilesTool hands them over: drawers, docs, then fp2docs.  A failed run keeps the
     staging directory: the same command continues it.
 
@@ -134,16 +152,18 @@ def hfile_load(ctx: click.Context, **opts: Any) -> None:
     from simhash_server.bulk.hfile import HFileLoadOptions, run_hfile_load
     from simhash_server.index.errors import StoreError
 
-    sources = input_sources(opts)
-    first = sources[0].path
+    runner = job_runner(opts)
+    cluster = _cluster_inputs(opts, runner)
+    sources = [] if cluster else input_sources(opts)
+    first = cluster.uris[0] if cluster else sources[0].path
     if first == "-" and (opts["staging"] is None or opts["rejects"] is None):
         raise click.ClickException("reading stdin first: give --staging and --rejects")
-    runner = job_runner(opts)
-    staging = opts["staging"] or Path(first + ".hfile-staging")
+    staging = opts["staging"] or Path(_stem(first) + ".hfile-staging")
     options = HFileLoadOptions(
         store=store_config(opts),
         staging=staging,
-        rejects=opts["rejects"] or Path(first + ".rejects.tsv"),
+        rejects=Path(cluster.rejects if cluster else opts["rejects"] or first + ".rejects.tsv"),
+        cluster_inputs=cluster,
         runner=runner,
         splits=opts["splits"],
         new_ids_only=opts["new_ids_only"],
@@ -169,8 +189,63 @@ def hfile_load(ctx: click.Context, **opts: Any) -> None:
         + f"; {steps}"
     )
     if stats.rejected:
-        click.echo(f"{stats.rejected:,} lines rejected: see {options.rejects}", err=True)
+        shown = cluster.rejects if cluster else options.rejects
+        click.echo(f"{stats.rejected:,} lines rejected: see {shown}", err=True)
         ctx.exit(EXIT_REJECTS)
+
+
+def _stem(first: str) -> str:
+    """A local name for a URI input's staging directory: its last path part, in the working directory."""
+    from simhash_server.bulk.hfile import is_uri
+
+    if not is_uri(first):
+        return first
+    return first.rstrip("/").rsplit("/", 1)[-1].replace("*", "_") or "hfile-load"
+
+
+def _cluster_inputs(opts: dict[str, Any], runner: Any) -> Any:
+    """ClusterInputs when INPUT names URIs (every one must), else None; ClickException for a bad mix."""
+    from simhash_server.bulk.checkpoint import BulkLoadError
+    from simhash_server.bulk.hfile import ClusterInputs, default_rejects_uri, is_uri, task_env_needs
+    from simhash_server.bulk.hfile_job import default_job_dir
+
+    inputs: tuple[str, ...] = opts["inputs"]
+    uris = [p for p in inputs if is_uri(p)]
+    if not uris:
+        if opts["task_python"] or opts["python_env"]:
+            raise click.ClickException("--task-python and --python-env are for URI inputs (hdfs://, file://...)")
+        return None
+    if len(uris) != len(inputs):
+        local = ", ".join(p for p in inputs if not is_uri(p))
+        raise click.ClickException(
+            f"give every input as a URI, or none: {local} is a local path (file:///... names a local file as a URI)"
+        )
+    if runner.kind == "yarn" and any(u.startswith("file:") for u in uris):
+        raise click.ClickException("file:// inputs are on this machine, which YARN's tasks do not read: use hdfs://")
+    if opts["rejects"] and not is_uri(opts["rejects"]) and runner.kind == "yarn":
+        raise click.ClickException("--rejects: URI inputs' rejects go to a directory URI on the cluster's filesystem")
+    env = None
+    if runner.kind == "yarn":
+        env = opts["python_env"] or (runner.job_dir or default_job_dir()) / PEX_NAME
+        if not Path(env).is_file():
+            raise click.ClickException(f"the tasks' Python environment {env} is missing: build it with `make pex`")
+        try:
+            needs = task_env_needs(Path(env))
+        except BulkLoadError as exc:
+            raise click.ClickException(str(exc)) from exc
+        click.echo(f"the tasks run {PEX_NAME}: they need {needs}", err=True)
+    python = opts["task_python"] or ("python3" if runner.kind == "yarn" else sys.executable)
+    if runner.kind == "local" and shutil.which(python) is None:
+        raise click.ClickException(f"--task-python {python} is not on this machine's PATH")
+    return ClusterInputs(
+        uris=tuple(uris),
+        rejects=opts["rejects"] or default_rejects_uri(uris[0]),
+        fmt=opts["fmt"],
+        compression=opts["compression"],
+        fingerprint_format=opts["fingerprint_format"],
+        python=python,
+        env=Path(env) if env else None,
+    )
 
 
 def _describe(stats: Any) -> str:

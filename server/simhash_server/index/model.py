@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from simhash_server.fingerprint.sketch import comparable, readable, similarity
+from simhash_server.fingerprint.sketch import comparable, format_of, readable, similarity
+from simhash_server.fingerprint.versions import recipe_of
 from simhash_server.index.errors import InvalidArgument
 
 __all__ = [
@@ -190,6 +191,24 @@ def check_indexed_at(
             f"{field} is older than the index's retention of {retention_seconds} s: the document would expire at once",
         )
     return indexed_at_ms
+
+
+def check_sketch(sketch: bytes, version: str, field: str = "sketch") -> bytes:
+    """A sketch made elsewhere (``simhash-index fingerprint --sketch``, a user's own job): of the format the
+    index's recipe stores, whole.  A sketch of another format could never be compared: its document would be
+    stored, then never verified."""
+    want = recipe_of(version).sketch
+    if not sketch:
+        raise InvalidArgument(field, f"{field} is empty")
+    found = format_of(sketch)
+    if found is None or found.code != want.code:
+        code = sketch[0]
+        raise InvalidArgument(
+            field,
+            f"{field} is {len(sketch)} bytes of format {code}; the index's recipe stores format {want.code} "
+            f"({want.size} bytes)",
+        )
+    return sketch
 
 
 def check_query(fp: int, max_distance: int) -> None:

@@ -40,6 +40,8 @@ import org.apache.hadoop.util.ToolRunner;
  * <pre>
  *   generate --staging DIR --drawers T --fp2docs T --docs T --timestamp MS [--consult true|false]
  *            [--upload LOCAL_DIR]   (the normalised input, copied to STAGING/input first: on a cluster)
+ *            [--inputs LOCAL_FILE --rejects URI [--python CMD] [--env LOCAL_PEX] [--task-args A\tB...]]
+ *                                   (input URIs, one a line: read and fingerprinted in map tasks, ParseJob)
  *   load     --staging DIR --drawers T --fp2docs T --docs T [--remove-staging true]
  *   keys     (unsigned decimal fingerprints on stdin -> their 10 drawer keys in hex, for the codec test)
  * </pre>
@@ -115,11 +117,20 @@ public final class Main extends Configured implements Tool {
       fs.copyFromLocalFile(false, true, new Path(new java.io.File(opts.get("upload")).toURI()), input);
       fs.create(new Path(staging, "uploaded-input")).close();
     }
+    Path input = new Path(staging, "input");
+    boolean parsed = opts.containsKey("inputs");
+    if (parsed) {
+      input = new Path(staging, "parsed");
+      if (!fs.exists(new Path(staging, "parsed-input"))) {
+        parse(conf, opts, fs, staging, input);
+        fs.create(new Path(staging, "parsed-input")).close();
+      }
+    }
     try (Connection connection = ConnectionFactory.createConnection(conf)) {
       Path winners = new Path(staging, DocsJob.WINNERS);
       if (!fs.exists(new Path(staging, "generated-docs"))) {
-        Job job = job(conf, "docs", connection, need(opts, "docs"), new Path(staging, "input"), staging);
-        job.setInputFormatClass(NormalizedInputFormat.class);
+        Job job = job(conf, "docs", connection, need(opts, "docs"), input, staging);
+        job.setInputFormatClass(parsed ? SequenceFileInputFormat.class : NormalizedInputFormat.class);
         job.setMapperClass(DocsJob.ById.class);
         job.setMapOutputValueClass(Entry.class);
         configure(job, connection, need(opts, "docs"));
@@ -160,6 +171,48 @@ public final class Main extends Configured implements Tool {
     }
     out.println("{\"event\": \"generated\"}");
     return 0;
+  }
+
+  /** The inputs' files, read and fingerprinted by the tasks (ParseJob); their rejects to --rejects. */
+  private void parse(Configuration base, Map<String, String> opts, FileSystem fs, Path staging, Path output)
+      throws Exception {
+    Job job = Job.getInstance(new Configuration(base), "simhash-index hfile-load: parse");
+    Configuration conf = job.getConfiguration();
+    job.setJarByClass(Main.class);
+    for (String uri : java.nio.file.Files.readAllLines(java.nio.file.Paths.get(need(opts, "inputs")))) {
+      if (!uri.isEmpty()) {
+        FileInputFormat.addInputPath(job, new Path(uri));
+      }
+    }
+    job.setInputFormatClass(ParseJob.Files.class);
+    job.setMapperClass(ParseJob.Texts.class);
+    job.setNumReduceTasks(0);
+    job.setOutputKeyClass(NullWritable.class);
+    job.setOutputValueClass(Entry.class);
+    job.setOutputFormatClass(SequenceFileOutputFormat.class);
+    MultipleOutputs.addNamedOutput(job, ParseJob.REJECTS, org.apache.hadoop.mapreduce.lib.output.TextOutputFormat.class,
+        NullWritable.class, org.apache.hadoop.io.Text.class);
+    fs.delete(output, true); // a failed earlier attempt's
+    FileOutputFormat.setOutputPath(job, output);
+    conf.set(ParseJob.PYTHON, opts.getOrDefault("python", "python3"));
+    conf.set(ParseJob.ARGS, opts.getOrDefault("task-args", ""));
+    // The tasks' cost is Python's fingerprinting: a second attempt of a slow one doubles it, and gains little.
+    conf.setBoolean("mapreduce.map.speculative", false);
+    if (opts.containsKey("env")) { // the Python environment, a PEX, through the distributed cache
+      Path env = new Path(staging, "env/" + ParseJob.LINK);
+      if (!fs.exists(env)) {
+        fs.copyFromLocalFile(false, true, new Path(new java.io.File(opts.get("env")).toURI()), env);
+      }
+      job.addCacheFile(new java.net.URI(fs.makeQualified(env).toUri() + "#" + ParseJob.LINK));
+      conf.set(ParseJob.ENV, ParseJob.LINK);
+    }
+    Job done = Jobs.run(job, "parse", out);
+    ParseJob.publishRejects(fs, output, new Path(need(opts, "rejects")), conf);
+    long rejected = done.getCounters().findCounter(ParseJob.Counts.REJECTED).getValue();
+    if (opts.containsKey("max-rejects") && rejected > Long.parseLong(opts.get("max-rejects"))) {
+      throw new IOException(rejected + " lines rejected, over --max-rejects " + opts.get("max-rejects") + "; see "
+          + opts.get("rejects"));
+    }
   }
 
   private static void rename(FileSystem fs, Path from, Path to) throws IOException {

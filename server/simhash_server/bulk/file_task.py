@@ -1,0 +1,89 @@
+"""One input file in an `hfile-load` map task: its bytes on stdin -> normalised records and rejects on stdout.
+
+The task's Java half (server/mapreduce ``ParseJob``) opens the file where it lives (any Hadoop FileSystem),
+streams its bytes here unchanged, and writes what comes back to the job's output.  Everything a record
+means is decided by the same code as on the submitting machine: the input layer (``InputSource``: format by
+name, decompression, rejects, the version and date checks) and ``stored_document`` (the index's recipe,
+with the native extension where it is built).  So a fingerprint or a sketch never depends on where it was
+made.
+
+Frames on stdout, big-endian (``ParseJob.Texts`` reads them):
+
+- ``R`` + a normalised record (hfile.normalized_record) whose seq is the record's line in the file;
+- ``X`` + line (u64), length (u32), then UTF-8 ``reason<TAB>line text``: a reject;
+- ``E`` + lines, records, rejects (u64 each): the file was read to its end.  A stream without it was cut
+  short (the task fails, and is run again).
+
+Run as ``python -m simhash_server.bulk.file_task NAME [options]`` (or a PEX whose module this is).
+"""
+
+from __future__ import annotations
+
+import argparse
+import struct
+import sys
+from typing import IO
+
+from simhash_server.bulk.hfile import normalized_record
+from simhash_server.bulk.input import COMPRESSIONS, FINGERPRINT_FORMATS, FORMATS, InputSource, Record, Reject
+from simhash_server.bulk.workers import stored_document
+from simhash_server.fingerprint import FINGERPRINT_VERSION, recipe_of
+
+__all__ = ["main", "run"]
+
+_REJECT = struct.Struct(">QI")
+_END = struct.Struct(">QQQ")
+
+
+def run(source: InputSource, version: str, out: IO[bytes]) -> tuple[int, int, int]:
+    """Every record of ``source`` framed onto ``out``; (lines, records, rejects)."""
+    lines = records = rejects = 0
+    for item, _, _ in source.records():
+        lines += 1
+        if isinstance(item, Reject):
+            rejects += 1
+            text = f"{item.reason}\t{item.raw}".encode("utf-8", "replace")
+            out.write(b"X" + _REJECT.pack(item.line, len(text)) + text)
+            continue
+        assert isinstance(item, Record)
+        doc = stored_document(item.doc_id, item.simhash, item.text, version, sketch=item.sketch)
+        raw = normalized_record(item.line, doc.fingerprint, doc.doc_id.encode(), doc.sketch, item.indexed_at_ms)
+        out.write(b"R" + raw)
+        records += 1
+    out.write(b"E" + _END.pack(lines, records, rejects))
+    return lines, records, rejects
+
+
+def _reject_all(name: str, reason: str, out: IO[bytes]) -> None:
+    """A file that cannot be read at all (its format not told by its name): one reject at line 0."""
+    text = f"{reason}\t".encode()
+    out.write(b"X" + _REJECT.pack(0, len(text)) + text + b"E" + _END.pack(1, 0, 1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="simhash_server.bulk.file_task", description=__doc__.split("\n")[0])
+    parser.add_argument("name", help="the file's path, for its format and compression by name")
+    parser.add_argument("--format", choices=FORMATS)
+    parser.add_argument("--compression", choices=COMPRESSIONS)
+    parser.add_argument("--fingerprint-format", choices=FINGERPRINT_FORMATS, default="auto")
+    parser.add_argument("--fingerprint-version", default=FINGERPRINT_VERSION)
+    parser.add_argument("--retention-seconds", type=int)
+    args = parser.parse_args(argv)
+    recipe_of(args.fingerprint_version)  # an unknown version stops here, before any record
+    out = sys.stdout.buffer
+    try:
+        source = InputSource.detect(args.name, args.format, args.compression, args.fingerprint_format)
+    except ValueError as exc:
+        _reject_all(args.name, str(exc), out)
+        out.flush()
+        return 0
+    source.path = "-"  # the bytes come on stdin
+    source.fingerprint_version = args.fingerprint_version
+    source.retention_seconds = args.retention_seconds
+    run(source, args.fingerprint_version, out)
+    out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""hfile-load's URI inputs, before any job: which inputs are URIs, where their rejects go, what the tasks'
+PEX needs of a NodeManager, and the Python task's frames on a file's bytes (no HBase, no Hadoop)."""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from simhash_server.bulk.checkpoint import BulkLoadError
+from simhash_server.bulk.file_task import run
+from simhash_server.bulk.hfile import default_rejects_uri, is_uri, task_env_needs
+from simhash_server.bulk.input import InputSource
+from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint
+
+
+@pytest.mark.parametrize(
+    ("path", "uri"),
+    [
+        ("hdfs://nn:8020/data", True),
+        ("file:///tmp/a.jsonl", True),
+        ("s3a://bucket/x", True),
+        ("/tmp/a", False),
+        ("a.jsonl", False),
+        ("-", False),
+        ("c:/x", False),
+    ],
+)
+def test_uris_are_told_from_local_paths(path: str, uri: bool) -> None:
+    assert is_uri(path) is uri
+
+
+@pytest.mark.parametrize(
+    ("first", "rejects"),
+    [
+        ("hdfs://nn:8020/data/pages/", "hdfs://nn:8020/data/pages.rejects"),
+        ("hdfs://nn:8020/data/pages/*.jsonl.gz", "hdfs://nn:8020/data/pages.rejects"),
+        ("hdfs://nn:8020/data/part-{0,1}/x", "hdfs://nn:8020/data.rejects"),
+        ("file:///tmp/a.jsonl", "file:///tmp/a.jsonl.rejects"),
+    ],
+)
+def test_rejects_go_beside_the_first_input_without_its_glob(first: str, rejects: str) -> None:
+    assert default_rejects_uri(first) == rejects
+
+
+def test_the_pex_says_which_python_the_nodemanagers_need(tmp_path: Path) -> None:
+    pex = tmp_path / "env.pex"
+    with zipfile.ZipFile(pex, "w") as archive:
+        wheels = {"numpy-2.4.6-cp311-cp311-manylinux_2_28_x86_64.whl": "x", "six-1.17.0-py2.py3-none-any.whl": "y"}
+        archive.writestr("PEX-INFO", json.dumps({"distributions": wheels}))
+    assert task_env_needs(pex).startswith("python3.11 on the PATH of every NodeManager")
+    bad = tmp_path / "bad.pex"
+    bad.write_text("#!/bin/sh\n")
+    with pytest.raises(BulkLoadError, match="is not a PEX"):
+        task_env_needs(bad)
+
+
+def test_the_task_frames_records_and_rejects_of_a_file_as_the_local_path_reads_it() -> None:
+    text = "海量数据的相似度计算是搜索引擎和推荐系统里的基础问题。"
+    data = (
+        json.dumps({"doc_id": "t", "text": text}, ensure_ascii=False) + "\n"
+        "not json\n" + json.dumps({"doc_id": "f", "simhash": "00000000000000ff", "indexed_at": 1.5}) + "\n"
+    ).encode()
+    source = InputSource("-", "jsonl", "none")
+    out = io.BytesIO()
+    stdin, sys.stdin = sys.stdin, io.TextIOWrapper(io.BytesIO(data))
+    try:
+        assert run(source, FINGERPRINT_VERSION, out) == (3, 2, 1)
+    finally:
+        sys.stdin = stdin
+    frames = out.getvalue()
+    made = fingerprint(text, FINGERPRINT_VERSION, sketch=True)
+    assert frames[0:1] == b"R"
+    seq, fp, seen, id_length, sketch_length = struct.unpack(">QQqHH", frames[1:29])
+    assert (seq, fp, seen, id_length) == (1, made.value, -1, 1)
+    assert frames[29 : 30 + sketch_length] == b"t" + made.sketch
+    rest = frames[30 + sketch_length :]
+    assert rest[:1] == b"X" and struct.unpack(">QI", rest[1:13])[0] == 2
+    assert rest.endswith(b"E" + struct.pack(">QQQ", 3, 2, 1))
