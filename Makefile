@@ -10,7 +10,7 @@ MAPREDUCE_JAR := server/mapreduce/target/simhash-mapreduce.jar
 YARN_JARS := deploy/yarn/target/lib/.complete
 PYTEST_ARGS ?=
 
-.PHONY: run stop test java-test proto-lint test-containers test-cluster test-yarn cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
+.PHONY: pex run stop test java-test proto-lint test-containers test-cluster test-yarn cluster-up cluster-down images engine unit lint deps jars install hbase-start hbase-stop hbase-status clean \
 	eval soak bench golden proto proto-check tools
 
 # HBase up, schema applied (idempotent), then the gRPC server in the foreground on 127.0.0.1:50051.
@@ -51,12 +51,12 @@ test-containers: install images
 # the HMaster killed, ZooKeeper and the NameNode restarted, a replica cut off from HBase; then hfile-load and
 # clusters submitted to its YARN (tests/cluster/test_yarn.py: a NodeManager killed mid-job, a Ctrl-C and a
 # resume, a snapshot read).  Recovery times land in var/cluster-results.json.  About 15 minutes.
-test-cluster: install images
+test-cluster: install images pex
 	$(BIN)/python -m pytest --durations=12 tests/cluster $(PYTEST_ARGS)
 	@cat var/cluster-results.json
 
 # Only the YARN tests of test-cluster, on a stack of their own: about 10 minutes on 2 cores.
-test-yarn: install images
+test-yarn: install images pex
 	$(BIN)/python -m pytest tests/cluster/test_yarn.py $(PYTEST_ARGS)
 	@cat var/cluster-results.json
 
@@ -145,6 +145,14 @@ $(YARN_JARS): deploy/yarn/pom.xml | deps
 $(MAPREDUCE_JAR): server/mapreduce/pom.xml $(wildcard server/mapreduce/src/main/java/io/simhashindex/hfile/*.java) | deps
 	mvn -B -q -f server/mapreduce/pom.xml package -DskipTests
 	touch $@
+
+# The Python environment of hfile-load's map tasks on YARN: a PEX of the server and the native extension,
+# shipped through the distributed cache (docs/loading.md).  In venv mode it unpacks once per node, then starts
+# as fast as a virtualenv.  Its wheels are this Python's (cp311 here): NodeManagers need that python3.
+PEX := server/mapreduce/target/simhash-index.pex
+pex: $(PEX)
+$(PEX): $(INSTALLED) $(NATIVE) pyproject.toml $(shell find server/simhash_server server/native/src -name '*.py' -o -name '*.rs')
+	$(BIN)/pex '.[server]' ./server/native --venv --python-shebang '/usr/bin/env python3' -o $@
 
 # grpcurl, to check README's examples (built from the Go module proxy into var/bin; about 40 s once).
 GRPCURL := var/bin/grpcurl

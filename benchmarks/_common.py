@@ -41,6 +41,32 @@ def cpu_seconds(pid: int) -> float:
     return sum(int(x) for x in fields[11:15]) / CLK_TCK
 
 
+def own_cpu(pid: int) -> float:
+    """User + system CPU of the process itself (not its children)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        with contextlib.suppress(OSError):
+            found += [int(c) for c in task.read_text().split()]
+    return found
+
+
+def reaped_cpu(pid: int) -> float:
+    """CPU of the process's children that it has waited for (gone, their account handed to it)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[13]) + int(fields[14])) / CLK_TCK
+
+
 def tree_cpu(pid: int) -> float:
     """CPU of a process plus its live children (the workers)."""
     total = cpu_seconds(pid)

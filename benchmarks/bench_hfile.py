@@ -14,20 +14,23 @@ stack held (the sum of its containers' resident memory: idle before the load, an
     .venv/bin/python benchmarks/bench_hfile.py          # or: make bench-hfile (10 million each)
     .venv/bin/python benchmarks/bench_hfile.py --n 1e6
     .venv/bin/python benchmarks/bench_hfile.py --runner yarn   # or: make bench-hfile BENCH_ARGS='--runner yarn'
+
+``--texts`` runs the texts mode instead (bench_hfile_texts.py: pages fingerprinted in the job's tasks, the
+local runner and YARN side by side); the arguments after it are that suite's.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from _common import CLI, cpu_seconds, tree_cpu
+from _common import CLI, children, cpu_seconds, own_cpu, tree_cpu
 from bench_bulkload import WORK, write_binary
 
 from simhash_deploy import LocalHBase, Ports
@@ -36,23 +39,6 @@ from simhash_schema import apply_schema, connect, index_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "var" / "bench-hfile" / "results.json"
-
-
-def own_cpu(pid: int) -> float:
-    """User + system CPU of the process itself (not its children)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def children(pid: int) -> list[int]:
-    found = []
-    for task in Path(f"/proc/{pid}/task").glob("*/children"):
-        with contextlib.suppress(OSError):
-            found += [int(c) for c in task.read_text().split()]
-    return found
 
 
 def run(local: LocalHBase, command: list[str]) -> dict[str, float]:
@@ -96,6 +82,10 @@ def _comm(pid: int) -> str:
 
 
 def main() -> None:
+    if "--texts" in sys.argv:  # the texts mode: a suite of its own, run in this process's place
+        rest = [a for a in sys.argv[1:] if a != "--texts"]
+        script = str(Path(__file__).with_name("bench_hfile_texts.py"))
+        os.execv(sys.executable, [sys.executable, script, *rest])
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=lambda s: int(float(s)), default=10_000_000)
     parser.add_argument("--regions", type=int, default=16, help="Drawer regions (fp2docs gets a quarter).")

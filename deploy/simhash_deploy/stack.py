@@ -14,6 +14,8 @@ import shutil
 import socket
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -154,3 +156,43 @@ class Stack:
         path = self._cgroup(service, "memory", "memory.stat", "memory.stat")
         stat = dict(line.split() for line in path.read_text().splitlines())
         return int(stat["total_rss"] if "total_rss" in stat else stat["anon"])
+
+    # -- HDFS from this machine: the NameNode's WebHDFS (Hadoop 2's HTTP port), DataNodes by address ----------
+    def _webhdfs(self, path: str, op: str) -> tuple[str, str]:
+        """The NameNode's URL for ``op`` on ``path``, and the DataNode's address to put in its redirect."""
+        found = self.addresses(("namenode", "datanode"))
+        url = f"http://{found['namenode']}:50070/webhdfs/v1{path}?op={op}&user.name=hbase&overwrite=true"
+        return url, found["datanode"]
+
+    def hdfs_put(self, path: str, data: bytes) -> None:
+        """A file on HDFS (replaced), as the cluster's user: the NameNode redirects to a DataNode by its
+        container name, which is followed by address."""
+        url, datanode = self._webhdfs(path, "CREATE")
+        try:
+            urllib.request.build_opener(_NoRedirect).open(urllib.request.Request(url, method="PUT"), timeout=60)
+            raise RuntimeError(f"WebHDFS CREATE of {path} did not redirect to a DataNode")
+        except urllib.error.HTTPError as exc:
+            if exc.code != 307:
+                raise
+            location = exc.headers["Location"].replace("//datanode:", f"//{datanode}:")
+        with urllib.request.urlopen(urllib.request.Request(location, data=data, method="PUT"), timeout=600):
+            pass
+
+    def hdfs_read(self, path: str) -> bytes:
+        url, datanode = self._webhdfs(path, "OPEN")
+        try:
+            urllib.request.build_opener(_NoRedirect).open(url, timeout=60)
+            raise RuntimeError(f"WebHDFS OPEN of {path} did not redirect to a DataNode")
+        except urllib.error.HTTPError as exc:
+            if exc.code != 307:
+                raise
+            location = exc.headers["Location"].replace("//datanode:", f"//{datanode}:")
+        with urllib.request.urlopen(location, timeout=600) as reply:
+            return reply.read()
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """WebHDFS redirects to a DataNode by a name only the cluster resolves: the caller follows it by address."""
+
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None

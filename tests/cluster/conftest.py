@@ -57,3 +57,14 @@ def cluster() -> Iterator[Cluster]:
             logs = stack.run("logs", "--tail", "30")
             print(logs.stdout[-6000:])
             stack.run("down", "-v", timeout=600)
+
+
+@pytest.fixture(scope="module")
+def yarn(cluster, tmp_path_factory):
+    """A client of the cluster's YARN, HDFS and HBase, from this machine (tests/cluster/yarn_client.py)."""
+    from yarn_client import YarnClient
+
+    home = tmp_path_factory.mktemp("yarn-client")
+    client = YarnClient(cluster, cluster.copy_client_conf(home / "conf"), home / "hosts")
+    client.refresh()
+    return client

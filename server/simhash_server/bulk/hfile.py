@@ -155,6 +155,7 @@ class HFileLoadStats:
     moved: int = 0  # stored before at another fingerprint: the old column is deleted first
     seconds: dict[str, float] = field(default_factory=dict)  # per step
     job_seconds: dict[str, float] = field(default_factory=dict)  # per MapReduce job and per table handed over
+    task_cpu_seconds: dict[str, float] = field(default_factory=dict)  # per job, its tasks' (YARN's account)
     loaded: bool = False
 
     @property
@@ -373,6 +374,9 @@ class _Load:
             self.stats.moved = counters.get("MOVED", 0)
         if event.kind == "phase":
             self.stats.job_seconds[event.phase] = event.data["seconds"]
+            cpu = event.data.get("counters", {}).get("CPU_MILLISECONDS", 0)
+            if cpu and self.options.runner.kind == "yarn":  # containers' trees, a task's Python included
+                self.stats.task_cpu_seconds[event.phase] = cpu / 1000
         elif event.kind == "loaded":
             self.stats.phase = f"loaded {event.phase}"
             self.stats.job_seconds[f"load {event.phase}"] = event.data.get("seconds", 0.0)

@@ -181,6 +181,8 @@ def hfile_load(ctx: click.Context, **opts: Any) -> None:
     steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in stats.seconds.items())
     if stats.job_seconds:
         steps += " (" + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in stats.job_seconds.items()) + ")"
+    if stats.task_cpu_seconds:
+        steps += "; tasks' CPU " + ", ".join(f"{name} {cpu:.1f} s" for name, cpu in stats.task_cpu_seconds.items())
     click.echo(
         f"lines read {stats.lines:,}; records {stats.records:,}; documents {stats.documents:,} "
         f"(repeated ids {stats.repeated_ids:,}, already stored {stats.present_same_fingerprint:,}, "
@@ -224,6 +226,13 @@ def _cluster_inputs(opts: dict[str, Any], runner: Any) -> Any:
         raise click.ClickException("file:// inputs are on this machine, which YARN's tasks do not read: use hdfs://")
     if opts["rejects"] and not is_uri(opts["rejects"]) and runner.kind == "yarn":
         raise click.ClickException("--rejects: URI inputs' rejects go to a directory URI on the cluster's filesystem")
+    staging = (runner.staging_uri if runner.kind == "yarn" else None) or (
+        opts["staging"] and f"file://{Path(opts['staging']).resolve()}"
+    )
+    if staging:  # the staging directory is removed once the load succeeds: it must hold no input
+        inside = [u for u in uris if (u.rstrip("/") + "/").startswith(staging.rstrip("/") + "/")]
+        if inside:
+            raise click.ClickException(f"{inside[0]} is inside the staging directory {staging}: stage elsewhere")
     env = None
     if runner.kind == "yarn":
         env = opts["python_env"] or (runner.job_dir or default_job_dir()) / PEX_NAME

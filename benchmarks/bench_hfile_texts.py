@@ -1,0 +1,217 @@
+"""hfile-load of texts that live on a cluster filesystem, fingerprinted and sketched in the job's map tasks:
+the local runner (file:// inputs, Hadoop's LocalJobRunner beside a standalone HBase) and YARN (hdfs://
+inputs, the container cluster of deploy/cluster.yaml) side by side in one run, each loading the same N pages
+into a fresh index.  Beside them, `simhash-index fingerprint --workers 1 --sketch` on the same texts: the
+fingerprinting's own cost, against which the tasks' CPU per document is set.
+
+Pages: the evaluation corpus's Chinese and English pages (benchmarks/corpus.py, chunked to about 4,000
+characters), repeated with four characters changed where the corpus is smaller than N, in 8 JSON-lines
+files.  Per runner: documents/s end to end, and CPU seconds by place: the submitting machine (the command
+and, on YARN, its submitting JVM), the tasks, the region servers.
+
+    make bench-hfile BENCH_ARGS='--texts'          # 2x10^5 pages
+    .venv/bin/python benchmarks/bench_hfile_texts.py --n 2e4 --runners local
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import time
+from pathlib import Path
+
+from _common import CLI, children, cpu_seconds, own_cpu, reaped_cpu, tree_cpu
+from corpus import CHUNK_CHARS, edit_chars, load_corpus
+
+from simhash_deploy import LocalHBase, Ports
+from simhash_deploy.stack import Stack
+from simhash_schema import apply_schema, connect, index_tables
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / "var" / "bench-hfile-texts"
+FILES = 8
+
+
+def write_pages(n: int) -> Path:
+    folder = WORK / f"pages-{n}"
+    if (folder / "done").exists():
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    docs = load_corpus()
+    rng = random.Random(n)
+    sinks = [open(folder / f"part-{k}.jsonl", "w", encoding="utf-8") for k in range(FILES)]  # noqa: SIM115
+    try:
+        for i in range(n):
+            doc = docs[i % len(docs)]
+            text = doc.text if i < len(docs) else edit_chars(doc, rng)
+            sinks[i * FILES // n].write(json.dumps({"id": f"p{i}", "text": text}, ensure_ascii=False) + "\n")
+    finally:
+        for sink in sinks:
+            sink.close()
+    (folder / "done").touch()
+    return folder
+
+
+def fingerprint_alone(folder: Path, n: int) -> dict[str, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    began = time.monotonic()
+    for part in sorted(folder.glob("part-*.jsonl")):
+        subprocess.run(
+            [CLI, "fingerprint", "--workers", "1", "--sketch", "-i", str(part), "-o", os.devnull], check=True
+        )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return {"n": n, "elapsed": time.monotonic() - began, "cpu": cpu}
+
+
+def on_local(folder: Path, n: int) -> dict[str, float]:
+    """The local runner: the command (Python), its job JVM, the tasks' Python processes (the JVM's children),
+    and the standalone HBase."""
+    local = LocalHBase(var_dir=ROOT / "var" / "bench-hbase", ports=Ports.free(), master_heap_mb=4096)
+    local.stop()
+    local.start()
+    try:
+        prefix = f"bench_texts_{time.strftime('%H%M%S')}"
+        client = connect("127.0.0.1", local.ports.thrift2, 60_000)
+        apply_schema(client, index_tables(prefix, drawer_regions=4))
+        client.close()
+        master = local.status()["master"]["pid"]
+        hbase_before = cpu_seconds(master)
+        command = [
+            CLI, "hfile-load", f"file://{folder}/", "--staging", str(WORK / f"{prefix}.staging"), "--new-ids-only",
+            "--table-prefix", prefix, "--thrift-port", str(local.ports.thrift), "--thrift2-port",
+            str(local.ports.thrift2), "--zookeeper", f"127.0.0.1:{local.ports.zookeeper}", "--parallel", "2",
+            "--rejects", f"file://{WORK / prefix}.rejects", "--quiet",
+        ]  # fmt: skip
+        began = time.monotonic()
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        loader = jvm = tasks_reaped = 0.0
+        live: dict[int, float] = {}
+        while proc.poll() is None:
+            loader = max(loader, own_cpu(proc.pid))
+            for java in children(proc.pid):
+                jvm, tasks_reaped = max(jvm, own_cpu(java)), max(tasks_reaped, reaped_cpu(java))
+                for task in children(java):
+                    live[task] = max(live.get(task, 0.0), cpu_seconds(task))
+            time.sleep(0.5)
+        elapsed = time.monotonic() - began
+        out, err = proc.communicate()
+        if proc.returncode != 0:
+            raise SystemExit(f"hfile-load failed ({proc.returncode}): {out}\n{err[-3000:]}")
+        print(out.strip(), flush=True)
+        # A finished task's Python was reaped by the JVM: its CPU is in the JVM's children account.
+        tasks = max(tasks_reaped, sum(live.values()))
+        return {
+            "n": n, "elapsed": elapsed, "cpu_submitting": loader + jvm, "cpu_python_loader": loader,
+            "cpu_job_jvm": jvm, "cpu_tasks_python": tasks, "cpu_region_servers": cpu_seconds(master) - hbase_before,
+        }  # fmt: skip
+    finally:
+        local.stop()
+
+
+def on_yarn(folder: Path, n: int) -> dict[str, float]:
+    """YARN: the pages put on the cluster's HDFS first, then loaded from there; the parse job's tasks' CPU is
+    YARN's own account (CPU_MILLISECONDS: each container's process tree, its Python included)."""
+    stack = Stack.on_free_ports(f"simhashbenchtexts{os.getpid()}")
+    home = WORK / stack.project
+    home.mkdir(parents=True, exist_ok=True)
+    up = stack.run("up", "-d", timeout=900)
+    try:
+        if up.returncode != 0:
+            raise SystemExit(f"the cluster did not start: {up.stderr[-3000:]}")
+        for service in ("thrift", "regionserver1", "regionserver2", "resourcemanager", "nodemanager1", "nodemanager2"):
+            stack.healthy(service, timeout=600)
+        for part in sorted(folder.glob("part-*.jsonl")):
+            stack.hdfs_put(f"/bench-texts/{part.name}", part.read_bytes())
+        conf = stack.copy_client_conf(home / "conf")
+        stack.write_hosts(home / "hosts")
+        prefix = f"bench_texts_{time.strftime('%H%M%S')}"
+        env = stack.env | {
+            "SIMHASH_HBASE_HOST": "127.0.0.1",
+            "SIMHASH_HBASE_THRIFT_PORT": str(stack.thrift_port),
+            "SIMHASH_HBASE_THRIFT2_PORT": str(stack.thrift2_port),
+            "SIMHASH_TABLE_PREFIX": prefix,
+            "JAVA_TOOL_OPTIONS": f"-Djdk.net.hosts.file={home / 'hosts'}",
+            "HADOOP_USER_NAME": "hbase",
+        }
+        subprocess.run([CLI, "schema", "apply", "--regions", "4"], env=env, check=True)
+        busy = ("regionserver1", "regionserver2", "nodemanager1", "nodemanager2")
+        before = {s: stack.cpu_seconds(s) for s in busy}
+        command = [
+            CLI, "hfile-load", "hdfs://namenode:8020/bench-texts/", "--new-ids-only", "--runner", "yarn",
+            "--conf-dir", str(conf), "--staging", str(home / "staging"), "--staging-uri",
+            "hdfs://namenode:8020/bench-texts-staging", "--quiet",
+        ]  # fmt: skip
+        began = time.monotonic()
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        client = 0.0
+        while proc.poll() is None:
+            client = max(client, tree_cpu(proc.pid))
+            time.sleep(0.5)
+        elapsed = time.monotonic() - began
+        out, err = proc.communicate()
+        if proc.returncode != 0:
+            raise SystemExit(f"hfile-load --runner yarn failed ({proc.returncode}): {out}\n{err[-3000:]}")
+        print(out.strip(), flush=True)
+        used = {s: stack.cpu_seconds(s) - before[s] for s in busy}
+        parse = float(out.split("tasks' CPU parse ", 1)[1].split(" s", 1)[0]) if "tasks' CPU parse " in out else 0.0
+        return {
+            "n": n, "elapsed": elapsed, "cpu_submitting": client, "cpu_nodemanagers": used["nodemanager1"] +
+            used["nodemanager2"], "cpu_parse_tasks": parse,
+            "cpu_region_servers": used["regionserver1"] + used["regionserver2"],
+        }  # fmt: skip
+    finally:
+        stack.run("down", "-v", timeout=600)
+
+
+def report(results: dict[str, dict[str, float]]) -> None:
+    alone = results["fingerprint"]
+    per_doc = alone["cpu"] / alone["n"]
+    print(f"\n{os.cpu_count()} cores; {alone['n']:,} pages of about {CHUNK_CHARS:,} characters (zh and en)")
+    rate = alone["n"] / alone["elapsed"]
+    print(f"`fingerprint --workers 1 --sketch`: {rate:,.0f} pages/s, {1e3 * per_doc:.3f} ms CPU per page")
+    print(
+        "| runner | elapsed s | pages/s | CPU s: submitting machine | tasks | region servers | "
+        "submitting share | tasks' CPU per page / fingerprint's |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for runner in ("local", "yarn"):
+        if runner not in results:
+            continue
+        r = results[runner]
+        tasks = r["cpu_tasks_python"] if runner == "local" else r["cpu_nodemanagers"]
+        parse = r["cpu_tasks_python"] if runner == "local" else r["cpu_parse_tasks"]
+        total = r["cpu_submitting"] + tasks + r["cpu_region_servers"]
+        print(
+            f"| {runner} | {r['elapsed']:,.0f} | {r['n'] / r['elapsed']:,.0f} | {r['cpu_submitting']:,.1f} | "
+            f"{tasks:,.1f} | {r['cpu_region_servers']:,.1f} | {r['cpu_submitting'] / total:.1%} | "
+            f"{parse / r['n'] / per_doc:.2f}x |"
+        )
+    print(
+        "local: the submitting machine is the command and its job JVM (which also runs every task's Java side); "
+        "tasks, the tasks' Python.  yarn: tasks, the NodeManagers' containers; the ratio, the parse job's own "
+        "account (CPU_MILLISECONDS), its Java side included."
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=lambda s: int(float(s)), default=200_000)
+    parser.add_argument("--runners", default="local,yarn")
+    args = parser.parse_args()
+    folder = write_pages(args.n)
+    results = {"fingerprint": fingerprint_alone(folder, args.n)}
+    print(json.dumps(results["fingerprint"]), flush=True)
+    for runner in args.runners.split(","):
+        results[runner] = (on_local if runner == "local" else on_yarn)(folder, args.n)
+        print(json.dumps(results[runner]), flush=True)
+    (WORK / "results.json").write_text(json.dumps(results, indent=1))
+    report(results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,267 @@
+"""hfile-load of texts that live on the cluster's HDFS, fingerprinted and sketched in YARN's map tasks
+(`--runner yarn hdfs://...`): the tasks run the project's Python from a PEX in the distributed cache, so
+this machine reads no record.  Chinese and English pages with planted near-duplicates (re-templated, edited)
+and bad lines; a NodeManager running a task is killed mid-job.
+
+- Every stored fingerprint and sketch is what `simhash-index fingerprint --sketch` makes of its text here:
+  the tables equal, cell for cell, a bulk-load of that output through Thrift.
+- The rejects are on HDFS, each with its input, line and reason.
+- A server replica's verified Query finds the planted copies VERIFIED, with exactly the hits a brute force
+  over the local fingerprints and sketches gives.
+- `clusters --runner yarn --min-similarity 0.75` over the loaded index gives exactly the clusters of a brute
+  force over the same fingerprints and sketches."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import random
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
+from truth import brute_pairs, components, digest, read_parts
+from yarn_client import CLI, STAGING, YarnClient, cells, task_running, until
+
+from simhash_client import SimHashClient
+from simhash_server.fingerprint.sketch import comparable, similarity
+from simhash_server.index.keys import drawer_prefixes
+from simhash_server.index.model import VERIFY_MAX_DISTANCE
+
+ROOT = Path(__file__).resolve().parents[2]
+FLOOR = 0.75  # v4's own
+BASES = 4000  # pages of each language
+COPIES = 1000  # planted near-duplicates of each language
+TEMPLATES = (
+    (
+        "首页 | 新闻 | 科技 | 联系我们\n本站文章均来自网络，仅供学习交流。\n",
+        "\n版权所有 © 2026 某某科技网 京ICP备000000号",
+    ),
+    (
+        "Home | News | Tech | Contact\nShared from around the web.\n",
+        "\nCopyright 2026 Example Media. All rights reserved.",
+    ),
+)
+
+
+def _sentences() -> dict[str, list[str]]:
+    excerpts = json.loads((ROOT / "tests" / "golden" / "zh_excerpts.json").read_text(encoding="utf-8"))
+    zh = [s.strip() + "。" for text in excerpts.values() for s in text.replace("\n", "。").split("。") if len(s) > 12]
+    words = (ROOT / "README.md").read_text(encoding="utf-8").split()
+    rng = random.Random(3)
+    en = [" ".join(rng.choice(words) for _ in range(rng.randint(10, 18))) + "." for _ in range(3000)]
+    return {"zh": zh, "en": en}
+
+
+def corpus(seed: int) -> tuple[dict[str, str], dict[str, str]]:
+    """(doc id -> text, copy id -> the id of the page it copies): pages of 12-20 sentences, and copies of
+    some inside a site's template or with a few characters changed."""
+    rng = random.Random(seed)
+    pools = _sentences()
+    texts: dict[str, str] = {}
+    planted: dict[str, str] = {}
+    for lang, pool in pools.items():
+        joiner = "" if lang == "zh" else " "
+        bases = [f"{lang}-{n}" for n in range(BASES)]
+        for doc in bases:
+            texts[doc] = joiner.join(rng.choice(pool) for _ in range(rng.randint(12, 20)))
+        for n in range(COPIES):
+            base = rng.choice(bases)
+            text = texts[base]
+            if n % 2:
+                head, foot = TEMPLATES[0 if lang == "zh" else 1]
+                copy = head + text + foot
+            else:
+                chars = list(text)
+                for i in rng.sample(range(len(chars)), 3):
+                    chars[i] = rng.choice("的一是在不了有和人这中大为上个国我以要他" if lang == "zh" else "etaoinshr")
+                copy = "".join(chars)
+            texts[f"{lang}-copy-{n}"] = copy
+            planted[f"{lang}-copy-{n}"] = base
+    return texts, planted
+
+
+BAD_LINES = [
+    ('{"doc_id": "broken", "text": "no end', "not JSON"),
+    ('{"doc_id": "no-text"}', 'give exactly one of "simhash" and "text"'),
+    (json.dumps({"doc_id": "x" * 5000, "text": "long id"}), "doc_id is 5000 bytes"),
+    (json.dumps({"doc_id": "dated", "text": "a date", "indexed_at": "yesterday"}), "is not RFC 3339"),
+    (json.dumps({"doc_id": "sk", "simhash": "00000000000000ff", "sketch": "AwAAAA=="}), "sketch is 4 bytes"),
+]
+
+
+def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanager_killed(
+    cluster, yarn: YarnClient, tmp_path: Path
+) -> None:
+    texts, planted = corpus(seed=71)
+    lines = [json.dumps({"doc_id": doc, "text": text}, ensure_ascii=False) for doc, text in texts.items()]
+    random.Random(72).shuffle(lines)
+    for n, (bad, _) in enumerate(BAD_LINES):
+        lines.insert(1 + n * len(lines) // len(BAD_LINES), bad)
+    quarter = -(-len(lines) // 4)
+    folder = "/simhash-tests/texts"
+    parts = []
+    for n in range(4):  # two plain, two gzip: each file one map task
+        name = f"{folder}/part-{n}.jsonl" + (".gz" if n % 2 else "")
+        data = "".join(line + "\n" for line in lines[n * quarter : (n + 1) * quarter]).encode()
+        cluster.hdfs_put(name, gzip.compress(data) if n % 2 else data)
+        parts.append(name)
+
+    # Here: the same texts through `fingerprint --sketch`, then bulk-load through Thrift.
+    local = tmp_path / "texts.jsonl"
+    local.write_text("".join(json.dumps({"id": d, "text": t}, ensure_ascii=False) + "\n" for d, t in texts.items()))
+    made = tmp_path / "fingerprints.jsonl"
+    with open(local) as source, open(made, "w") as sink:
+        subprocess.run([CLI, "fingerprint", "--sketch", "--workers", "2"], stdin=source, stdout=sink, check=True)
+    records = {r["id"]: r for r in map(json.loads, made.read_text().splitlines())}
+    yarn.schema("textsthrift")
+    yarn.schema("textsyarn", "--regions", "2")
+    by_thrift = subprocess.run(
+        [CLI, "bulk-load", str(made), "--rejects", str(tmp_path / "a.rejects"), "--quiet"],
+        env=yarn.env("textsthrift"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert by_thrift.returncode == 0, by_thrift.stderr
+
+    uri = f"hdfs://namenode:8020{folder}/"
+    command = yarn.command(
+        "hfile-load",
+        uri,
+        "--staging",
+        str(tmp_path / "staging"),
+        "--staging-uri",
+        f"{STAGING}/texts-staging",
+        "--quiet",
+    )
+    load = subprocess.Popen(
+        command, env=yarn.env("textsyarn"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        until(lambda: task_running(cluster, "nodemanager2") or load.poll() is not None, "a task on nodemanager2")
+        assert load.poll() is None, "the load ended before any task ran on nodemanager2"
+        cluster.docker("kill", cluster.container("nodemanager2"))
+        killed = time.monotonic()
+        stdout, stderr = load.communicate(timeout=1200)
+    finally:
+        if load.poll() is None:
+            load.kill()
+    cluster.record("hfile-load of texts on YARN, seconds after a NodeManager was killed", time.monotonic() - killed)
+    assert load.returncode == 3, stderr[-3000:]
+    assert "they need python3.11 on the PATH of every NodeManager" in stderr
+    documents = len(texts)
+    assert f"lines read {documents + len(BAD_LINES):,}; records {documents:,}" in stdout, stdout
+    assert f"rejected {len(BAD_LINES)}" in stdout and f"see {uri.rstrip('/')}.rejects" in stderr
+
+    # Each reject on HDFS, with its input, line and reason.
+    rejects = sorted(
+        line.split("\t", 3)
+        for name in yarn.hdfs_list(f"{folder}.rejects")
+        for line in cluster.hdfs_read(f"{folder}.rejects/{name}").decode().splitlines()
+    )
+    assert len(rejects) == len(BAD_LINES)
+    for bad, reason in BAD_LINES:
+        (where,) = [r for r in rejects if r[3] == bad]
+        part = next(p for p in parts if where[0].endswith(p))
+        data = cluster.hdfs_read(part)
+        kept = (gzip.decompress(data) if part.endswith(".gz") else data).decode().splitlines()
+        assert kept[int(where[1]) - 1] == bad and reason in where[2]
+
+    expected, got = cells(cluster, "textsthrift"), cells(cluster, "textsyarn")
+    differ = {t: len(set(got[t]) ^ set(expected[t])) for t in expected if digest(got[t]) != digest(expected[t])}
+    assert differ == {}, f"cells differing per table: {differ}"
+    assert len(expected["docs"]) == documents
+
+    cluster.docker("start", cluster.container("nodemanager2"))
+    fps = {doc: int(r["simhash"], 16) for doc, r in records.items()}
+    sketches = {doc: base64.b64decode(r["sketch"]) for doc, r in records.items()}
+    _verified_queries_answer_as_brute_force(yarn, texts, planted, fps, sketches)
+    cluster.healthy("nodemanager2")
+    yarn.refresh()
+    _verified_clusters_equal_brute_force(yarn, fps, sketches, tmp_path)
+
+
+def _brute_links(fps: dict[str, int], sketches: dict[str, bytes]) -> dict[frozenset[str], float]:
+    by_fp: dict[int, list[str]] = {}
+    for doc, fp in fps.items():
+        by_fp.setdefault(fp, []).append(doc)
+    unique = np.fromiter(by_fp, dtype=np.uint64, count=len(by_fp))
+    pairs = brute_pairs(unique, 3) | {(fp, fp) for fp, docs in by_fp.items() if len(docs) > 1}
+    links: dict[frozenset[str], float] = {}
+    for a, b in pairs:
+        for x in by_fp[a]:
+            for y in by_fp[b]:
+                if x != y and comparable(sketches[x], sketches[y]):
+                    score = similarity(sketches[x], sketches[y])
+                    if score >= FLOOR:
+                        links[frozenset((x, y))] = score
+    return links
+
+
+def _verified_queries_answer_as_brute_force(
+    yarn: YarnClient, texts: dict[str, str], planted: dict[str, str], fps: dict[str, int], sketches: dict[str, bytes]
+) -> None:
+    port = socket.socket()
+    port.bind(("127.0.0.1", 0))
+    address = f"127.0.0.1:{port.getsockname()[1]}"
+    port.close()
+    replica = subprocess.Popen(
+        [CLI, "serve", "--address", address, "--metrics-address", "", "--warmup-queries", "0"],
+        env=yarn.env("textsyarn"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        sample = random.Random(9).sample(sorted(planted), 60)
+        prefixes = {doc: drawer_prefixes(fp) for doc, fp in fps.items()}
+        found = 0
+        with SimHashClient(address, retries=0) as client:
+            client.wait_until_serving(timeout=120)
+            for copy in sample:
+                hits = client.query(text=texts[copy], min_similarity=FLOOR, limit=100)
+                # A verified query's reach: within 8 bits through a shared drawer (VERIFY_MAX_DISTANCE).
+                mine = set(prefixes[copy])
+                want = {
+                    doc
+                    for doc in fps
+                    if (fps[doc] ^ fps[copy]).bit_count() <= VERIFY_MAX_DISTANCE
+                    and mine.intersection(prefixes[doc])
+                    and similarity(sketches[copy], sketches[doc]) >= FLOOR
+                }
+                assert {h.doc_id for h in hits} == want and all(h.verified for h in hits), copy
+                found += planted[copy] in want
+        assert found >= 0.9 * len(sample)  # the planted copies are found, verified
+    finally:
+        replica.terminate()
+        replica.wait(timeout=60)
+
+
+def _verified_clusters_equal_brute_force(
+    yarn: YarnClient, fps: dict[str, int], sketches: dict[str, bytes], tmp_path: Path
+) -> None:
+    output = tmp_path / "clusters"
+    command = yarn.command(
+        "clusters",
+        str(output),
+        "--min-similarity",
+        str(FLOOR),
+        "--staging-uri",
+        f"{STAGING}/texts-clusters",
+        "--fetch-output",
+    )
+    done = subprocess.run(command, env=yarn.env("textsyarn"), capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    links = _brute_links(fps, sketches)
+    got = {frozenset((a, b)) for a, b, _, _ in read_parts(output / "pairs")}
+    assert got == set(links)
+    expected = components([tuple(("doc", d) for d in pair) for pair in links], fps)  # type: ignore[arg-type]
+    assert {doc: c for doc, c in read_parts(output / "clusters")} == expected
+    assert len(links) > 300
