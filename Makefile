@@ -55,9 +55,9 @@ test-cluster: install images pex
 	$(BIN)/python -m pytest --durations=12 tests/cluster $(PYTEST_ARGS)
 	@cat var/cluster-results.json
 
-# Only the YARN tests of test-cluster, on a stack of their own: about 10 minutes on 2 cores.
+# Only the YARN tests of test-cluster, on a stack of their own: about 20 minutes on 2 cores.
 test-yarn: install images pex
-	$(BIN)/python -m pytest tests/cluster/test_yarn.py $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/cluster/test_yarn.py tests/cluster/test_yarn_texts.py $(PYTEST_ARGS)
 	@cat var/cluster-results.json
 
 COMPOSE = $(shell docker compose version >/dev/null 2>&1 && echo docker compose || echo docker-compose)

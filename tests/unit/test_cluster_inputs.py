@@ -82,3 +82,22 @@ def test_the_task_frames_records_and_rejects_of_a_file_as_the_local_path_reads_i
     rest = frames[30 + sketch_length :]
     assert rest[:1] == b"X" and struct.unpack(">QI", rest[1:13])[0] == 2
     assert rest.endswith(b"E" + struct.pack(">QQQ", 3, 2, 1))
+
+
+def test_hfile_load_refuses_inputs_it_could_not_read_or_would_remove(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from simhash_server.cli import main
+
+    def refused(*args: str) -> str:
+        result = CliRunner().invoke(main, ["hfile-load", *args])
+        assert result.exit_code != 0
+        return result.output
+
+    inside = refused(f"file://{tmp_path}/corpus/", "--staging", str(tmp_path))
+    assert "is inside the staging directory" in inside  # a successful load removes its staging directory
+    assert "give every input as a URI, or none" in refused(f"file://{tmp_path}/a.jsonl", str(tmp_path / "a.jsonl"))
+    yarn = ["--runner", "yarn", "--staging-uri", "hdfs://nn:8020/st"]
+    assert "YARN's tasks do not read" in refused(f"file://{tmp_path}/a.jsonl", *yarn)
+    no_pex = refused("hdfs://nn:8020/in/", *yarn, "--job-dir", str(tmp_path))
+    assert "simhash-index.pex is missing: build it with `make pex`" in no_pex
