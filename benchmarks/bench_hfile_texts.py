@@ -37,8 +37,8 @@ FILES = 8
 
 
 def write_pages(n: int) -> Path:
-    folder = WORK / f"pages-{n}"
-    if (folder / "done").exists():
+    folder, done = WORK / f"pages-{n}", WORK / f"pages-{n}.done"  # the marker outside: the input is every file
+    if done.exists():
         return folder
     folder.mkdir(parents=True, exist_ok=True)
     docs = load_corpus()
@@ -52,7 +52,7 @@ def write_pages(n: int) -> Path:
     finally:
         for sink in sinks:
             sink.close()
-    (folder / "done").touch()
+    done.touch()
     return folder
 
 
