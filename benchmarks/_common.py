@@ -10,6 +10,7 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -135,3 +136,18 @@ def table(header: list[str], rows: list[list[object]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def cluster_client(stack: Any, home: Path, prefix: str) -> tuple[Path, dict[str, str]]:
+    """A client of the container cluster from this machine, as tests/cluster's: the cluster's configuration
+    (copied out of a container), a hosts file naming the containers, and the environment naming the index."""
+    conf = stack.copy_client_conf(home / "conf")
+    stack.write_hosts(home / "hosts")
+    return conf, stack.env | {
+        "SIMHASH_HBASE_HOST": "127.0.0.1",
+        "SIMHASH_HBASE_THRIFT_PORT": str(stack.thrift_port),
+        "SIMHASH_HBASE_THRIFT2_PORT": str(stack.thrift2_port),
+        "SIMHASH_TABLE_PREFIX": prefix,
+        "JAVA_TOOL_OPTIONS": f"-Djdk.net.hosts.file={home / 'hosts'}",
+        "HADOOP_USER_NAME": "hbase",  # HDFS's simple authentication: the cluster's daemons run as hbase
+    }

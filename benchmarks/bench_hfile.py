@@ -30,7 +30,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from _common import CLI, children, cpu_seconds, own_cpu, tree_cpu
+from _common import CLI, children, cluster_client, cpu_seconds, own_cpu, tree_cpu
 from bench_bulkload import WORK, write_binary
 
 from simhash_deploy import LocalHBase, Ports
@@ -183,17 +183,8 @@ def on_yarn(source: Path, n: int, regions: int, clusters: bool, defines: Sequenc
         for service in ("thrift", "regionserver1", "regionserver2", "resourcemanager", "nodemanager1", "nodemanager2"):
             stack.healthy(service, timeout=600)
         print(f"cluster up in {time.monotonic() - began:.0f} s", flush=True)
-        conf = stack.copy_client_conf(home / "conf")
-        stack.write_hosts(home / "hosts")
         prefix = f"bench_yarn_{time.strftime('%H%M%S')}"
-        client_env = stack.env | {
-            "SIMHASH_HBASE_HOST": "127.0.0.1",
-            "SIMHASH_HBASE_THRIFT_PORT": str(stack.thrift_port),
-            "SIMHASH_HBASE_THRIFT2_PORT": str(stack.thrift2_port),
-            "SIMHASH_TABLE_PREFIX": prefix,
-            "JAVA_TOOL_OPTIONS": f"-Djdk.net.hosts.file={home / 'hosts'}",
-            "HADOOP_USER_NAME": "hbase",  # HDFS's simple authentication: the cluster's daemons run as hbase
-        }
+        conf, client_env = cluster_client(stack, home, prefix)
         subprocess.run([CLI, "schema", "apply", "--regions", str(regions)], env=client_env, check=True)
         time.sleep(30)  # let the stack settle after its start (compactions, the balancer's first run)
         idle = sum(stack.memory_rss(s) for s in SERVICES)

@@ -24,7 +24,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from _common import CLI, children, cpu_seconds, own_cpu, reaped_cpu, tree_cpu
+from _common import CLI, children, cluster_client, cpu_seconds, own_cpu, reaped_cpu, tree_cpu
 from corpus import CHUNK_CHARS, edit_chars, load_corpus
 
 from simhash_deploy import LocalHBase, Ports
@@ -127,17 +127,8 @@ def on_yarn(folder: Path, n: int) -> dict[str, float]:
             stack.healthy(service, timeout=600)
         for part in sorted(folder.glob("part-*.jsonl")):
             stack.hdfs_put(f"/bench-texts/{part.name}", part.read_bytes())
-        conf = stack.copy_client_conf(home / "conf")
-        stack.write_hosts(home / "hosts")
         prefix = f"bench_texts_{time.strftime('%H%M%S')}"
-        env = stack.env | {
-            "SIMHASH_HBASE_HOST": "127.0.0.1",
-            "SIMHASH_HBASE_THRIFT_PORT": str(stack.thrift_port),
-            "SIMHASH_HBASE_THRIFT2_PORT": str(stack.thrift2_port),
-            "SIMHASH_TABLE_PREFIX": prefix,
-            "JAVA_TOOL_OPTIONS": f"-Djdk.net.hosts.file={home / 'hosts'}",
-            "HADOOP_USER_NAME": "hbase",
-        }
+        conf, env = cluster_client(stack, home, prefix)
         subprocess.run([CLI, "schema", "apply", "--regions", "4"], env=env, check=True)
         busy = ("regionserver1", "regionserver2", "nodemanager1", "nodemanager2")
         before = {s: stack.cpu_seconds(s) for s in busy}

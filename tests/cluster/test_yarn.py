@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import random
 import signal
-import socket
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from simhash_client import SimHashClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from truth import brute_pairs, digest, expected_clusters, mixed_input, plant, read_parts, unescape
-from yarn_client import CLI, STAGING, YarnClient, cells, until
+from yarn_client import CLI, STAGING, YarnClient, cells, replica, until
 
 BUDGET = 2_000  # comparisons per task: the hot prefix group is cut into tiles
 
@@ -126,18 +125,7 @@ def test_hfile_load_of_local_records_on_yarn_stores_what_bulk_load_stores(
     assert 0 < len(orphans) < len(expected["drawers"]) // 10
 
     # A replica of the loaded index answers as the Thrift-loaded index's store does.
-    port = socket.socket()
-    port.bind(("127.0.0.1", 0))
-    address = f"127.0.0.1:{port.getsockname()[1]}"
-    port.close()
-    replica = subprocess.Popen(
-        [CLI, "serve", "--address", address, "--metrics-address", "", "--warmup-queries", "0"],
-        env=yarn.env("byyarn"),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    with replica(yarn, "byyarn") as address:
         rng = random.Random(5)
         fingerprints = [int.from_bytes(value, "big") for _, column, value in expected["docs"] if column == b"d:fp"]
         stored = rng.sample(fingerprints, 40)
@@ -148,9 +136,6 @@ def test_hfile_load_of_local_records_on_yarn_stores_what_bulk_load_stores(
                 want = [(h.doc_id, h.fingerprint, h.distance) for h in reference.query(probe, limit=50)]
                 assert want
                 assert [(h.doc_id, h.simhash, h.distance) for h in client.query(simhash=probe, limit=50)] == want
-    finally:
-        replica.terminate()
-        replica.wait(timeout=60)
 
 
 @dataclass

@@ -17,7 +17,6 @@ import base64
 import gzip
 import json
 import random
-import socket
 import subprocess
 import sys
 import time
@@ -27,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from truth import brute_pairs, components, digest, read_parts
-from yarn_client import CLI, STAGING, YarnClient, cells, task_running, until
+from yarn_client import CLI, STAGING, YarnClient, cells, replica, task_running, until
 
 from simhash_client import SimHashClient
 from simhash_server.fingerprint.sketch import comparable, similarity
@@ -208,18 +207,7 @@ def _brute_links(fps: dict[str, int], sketches: dict[str, bytes]) -> dict[frozen
 def _verified_queries_answer_as_brute_force(
     yarn: YarnClient, texts: dict[str, str], planted: dict[str, str], fps: dict[str, int], sketches: dict[str, bytes]
 ) -> None:
-    port = socket.socket()
-    port.bind(("127.0.0.1", 0))
-    address = f"127.0.0.1:{port.getsockname()[1]}"
-    port.close()
-    replica = subprocess.Popen(
-        [CLI, "serve", "--address", address, "--metrics-address", "", "--warmup-queries", "0"],
-        env=yarn.env("textsyarn"),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    with replica(yarn, "textsyarn") as address:
         sample = random.Random(9).sample(sorted(planted), 60)
         prefixes = {doc: drawer_prefixes(fp) for doc, fp in fps.items()}
         found = 0
@@ -239,9 +227,6 @@ def _verified_queries_answer_as_brute_force(
                 assert {h.doc_id for h in hits} == want and all(h.verified for h in hits), copy
                 found += planted[copy] in want
         assert found >= 0.9 * len(sample)  # the planted copies are found, verified
-    finally:
-        replica.terminate()
-        replica.wait(timeout=60)
 
 
 def _verified_clusters_equal_brute_force(

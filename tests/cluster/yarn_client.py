@@ -3,13 +3,15 @@ the cluster would be (its configuration copied out of a container, a hosts file 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,3 +116,24 @@ def task_running(cluster, host: str) -> bool:
     """Whether a MapReduce task or application master runs in the NodeManager's container."""
     top = cluster.docker("top", cluster.container(host), "-o", "pid,args").stdout
     return "YarnChild" in top or "MRAppMaster" in top
+
+
+@contextlib.contextmanager
+def replica(yarn: YarnClient, prefix: str) -> Iterator[str]:
+    """A `serve` process of the index ``prefix`` on the cluster's HBase, from this machine: its address."""
+    port = socket.socket()
+    port.bind(("127.0.0.1", 0))
+    address = f"127.0.0.1:{port.getsockname()[1]}"
+    port.close()
+    process = subprocess.Popen(
+        [CLI, "serve", "--address", address, "--metrics-address", "", "--warmup-queries", "0"],
+        env=yarn.env(prefix),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield address
+    finally:
+        process.terminate()
+        process.wait(timeout=60)

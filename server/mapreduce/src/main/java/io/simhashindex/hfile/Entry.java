@@ -43,6 +43,23 @@ public final class Entry implements Writable {
     in.readFully(sketch);
   }
 
+  /**
+   * The rest of a normalised record after its seq (hfile.py normalized_record): fingerprint, indexed_at ms (-1
+   * undated), id length, sketch length, id, sketch, big-endian.
+   */
+  void readNormalized(long seq, java.io.DataInputStream in) throws IOException {
+    this.seq = seq;
+    fp = in.readLong();
+    seen = in.readLong();
+    stamp = -1;
+    int idLength = in.readUnsignedShort();
+    int sketchLength = in.readUnsignedShort();
+    id = new byte[idLength];
+    in.readFully(id);
+    sketch = new byte[sketchLength];
+    in.readFully(sketch);
+  }
+
   void copyFrom(Entry other) {
     seq = other.seq;
     fp = other.fp;

@@ -68,16 +68,7 @@ public final class NormalizedInputFormat extends FileInputFormat<NullWritable, E
         return false;
       }
       try {
-        entry.seq = seq;
-        entry.fp = in.readLong();
-        entry.seen = in.readLong();
-        entry.stamp = -1;
-        int idLength = in.readUnsignedShort();
-        int sketchLength = in.readUnsignedShort();
-        entry.id = new byte[idLength];
-        in.readFully(entry.id);
-        entry.sketch = new byte[sketchLength];
-        in.readFully(entry.sketch);
+        entry.readNormalized(seq, in);
       } catch (EOFException truncated) {
         throw new IOException(path + " ends inside a record (seq " + seq + "): the file is truncated");
       }

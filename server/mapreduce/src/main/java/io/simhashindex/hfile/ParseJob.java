@@ -206,16 +206,7 @@ final class ParseJob {
             break;
           }
           if (kind == 'R') {
-            entry.seq = base + in.readLong();
-            entry.fp = in.readLong();
-            entry.seen = in.readLong();
-            entry.stamp = -1;
-            int idLength = in.readUnsignedShort();
-            int sketchLength = in.readUnsignedShort();
-            entry.id = new byte[idLength];
-            in.readFully(entry.id);
-            entry.sketch = new byte[sketchLength];
-            in.readFully(entry.sketch);
+            entry.readNormalized(base + in.readLong(), in);
             context.write(NullWritable.get(), entry);
           } else if (kind == 'X') {
             long line = in.readLong();
