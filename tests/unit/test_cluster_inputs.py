@@ -101,3 +101,16 @@ def test_hfile_load_refuses_inputs_it_could_not_read_or_would_remove(tmp_path: P
     assert "YARN's tasks do not read" in refused(f"file://{tmp_path}/a.jsonl", *yarn)
     no_pex = refused("hdfs://nn:8020/in/", *yarn, "--job-dir", str(tmp_path))
     assert "simhash-index.pex is missing: build it with `make pex`" in no_pex
+
+
+def test_loading_md_s_own_job_example_makes_lines_both_loads_take_with_their_sketch(tmp_path: Path) -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "loading.md").read_text(encoding="utf-8")
+    code = doc.split("**Sketches made elsewhere.**", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, object] = {}
+    exec(compile(code, "docs/loading.md", "exec"), namespace)  # the documented example itself
+    text = "近似重复检测：把文本切词、加权，再算出六十四位的指纹。"
+    path = tmp_path / "out.jsonl"
+    path.write_text("".join(line + "\n" for line in namespace["bulk_lines"]([("a", text)])))  # type: ignore[operator]
+    (item,) = [i for i, _, _ in InputSource.detect(str(path), None, None, "auto").records()]
+    made = fingerprint(text, FINGERPRINT_VERSION, sketch=True)
+    assert (item.doc_id, item.simhash, item.sketch) == ("a", made.value, made.sketch)  # type: ignore[union-attr]
