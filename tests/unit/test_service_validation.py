@@ -59,7 +59,7 @@ def _violation(call) -> InvalidArgument:
     ],
 )
 def test_each_bad_field_is_named(service, request_, field: str, message: str) -> None:
-    error = _violation(lambda: service._checked(request_, needs_id=isinstance(request_, pb.DeduplicateRequest)))
+    error = _violation(lambda: service.requests.checked(request_, needs_id=isinstance(request_, pb.DeduplicateRequest)))
     assert error.field == field and message in str(error)
     assert error.violations == ((field, error.description),)
 
@@ -90,18 +90,18 @@ def _time(seconds_from_now: float) -> timestamp_pb2.Timestamp:
     ],
 )
 def test_bad_times_are_named(service, request_, field: str, message: str) -> None:
-    error = _violation(lambda: service._checked(request_, needs_id=not isinstance(request_, pb.QueryRequest)))
+    error = _violation(lambda: service.requests.checked(request_, needs_id=not isinstance(request_, pb.QueryRequest)))
     assert error.field == field and message in str(error)
 
 
 def test_an_unreadable_time_is_named_with_the_other_bad_fields(service) -> None:
     request = pb.DeduplicateRequest(doc_id="", simhash=1, indexed_at=timestamp_pb2.Timestamp(seconds=10**12))
-    error = _violation(lambda: service._checked(request, needs_id=True))
+    error = _violation(lambda: service.requests.checked(request, needs_id=True))
     assert [field for field, _ in error.violations] == ["doc_id", "indexed_at"]
 
 
 def test_a_time_is_taken_in_milliseconds_and_held_to_the_retention(service) -> None:
-    checked = service._checked(
+    checked = service.requests.checked(
         pb.DeduplicateRequest(
             doc_id="a", simhash=1, indexed_at=_time(-3600), max_age=duration_pb2.Duration(seconds=72 * 3600)
         ),
@@ -110,9 +110,10 @@ def test_a_time_is_taken_in_milliseconds_and_held_to_the_retention(service) -> N
     assert abs(checked.indexed_at_ms - (time.time() - 3600) * 1000) < 5_000
     assert checked.max_age_ms == 72 * 3600 * 1000
     service.index.retention_seconds = 1800  # half an hour: a document seen an hour ago would expire at once
-    error = _violation(lambda: service._checked(pb.IndexRequest(doc_id="a", simhash=1, indexed_at=_time(-3600))))
+    late = pb.IndexRequest(doc_id="a", simhash=1, indexed_at=_time(-3600))
+    error = _violation(lambda: service.requests.checked(late))
     assert error.field == "indexed_at" and "older than the index's retention of 1800 s" in str(error)
-    outcomes, good = service._checked_batch(
+    outcomes, good = service.requests.checked_documents(
         pb.IndexBatchRequest(
             documents=[
                 pb.IndexRequest(doc_id="new", simhash=1, indexed_at=_time(-60)),
@@ -127,7 +128,7 @@ def test_a_time_is_taken_in_milliseconds_and_held_to_the_retention(service) -> N
 
 def test_every_bad_field_of_a_request_is_named_at_once(service) -> None:
     request = pb.DeduplicateRequest(doc_id="", text="x", simhash=1, min_similarity=2.0, max_distance=99, limit=51)
-    error = _violation(lambda: service._checked(request, needs_id=True))
+    error = _violation(lambda: service.requests.checked(request, needs_id=True))
     assert [field for field, _ in error.violations] == ["doc_id", "text", "min_similarity", "max_distance", "limit"]
     ((_, value),) = _bad_request(error)
     bad = error_details_pb2.BadRequest()
@@ -136,44 +137,43 @@ def test_every_bad_field_of_a_request_is_named_at_once(service) -> None:
 
 
 def test_defaults_are_the_exact_and_the_verified_reach(service) -> None:
-    exact = service._checked(pb.QueryRequest(simhash=1))
+    exact = service.requests.checked(pb.QueryRequest(simhash=1))
     assert (exact.max_distance, exact.limit, exact.verified) == (3, service.limits.default_limit, False)
-    assert service._checked(pb.QueryRequest(text="x", min_similarity=0.5)).max_distance == 8
-    given = service._checked(pb.QueryRequest(simhash=1, max_distance=0, limit=7))
+    assert service.requests.checked(pb.QueryRequest(text="x", min_similarity=0.5)).max_distance == 8
+    given = service.requests.checked(pb.QueryRequest(simhash=1, max_distance=0, limit=7))
     assert (given.max_distance, given.limit) == (0, 7)
 
 
 def test_deduplicate_verifies_a_text_at_the_recipe_floor(service) -> None:
     floor = service.index.recipe.dedup_floor
-    assert (
-        service._checked(pb.DeduplicateRequest(doc_id="d", text="x"), needs_id=True, default_floor=floor).min_similarity
-        == floor
-    )
-    by_fp = service._checked(pb.DeduplicateRequest(doc_id="d", simhash=1), needs_id=True, default_floor=floor)
+    by_text = service.requests.checked(pb.DeduplicateRequest(doc_id="d", text="x"), needs_id=True, default_floor=floor)
+    assert by_text.min_similarity == floor
+    by_fp = service.requests.checked(pb.DeduplicateRequest(doc_id="d", simhash=1), needs_id=True, default_floor=floor)
     assert by_fp.min_similarity is None and by_fp.max_distance == 3
-    named = service._checked(pb.DeduplicateRequest(doc_id="d", text="x", min_similarity=0.5), default_floor=floor)
+    asked = pb.DeduplicateRequest(doc_id="d", text="x", min_similarity=0.5)
+    named = service.requests.checked(asked, default_floor=floor)
     assert named.min_similarity == 0.5
 
 
 @pytest.mark.parametrize("floor", [-0.1, 1.01, math.nan, math.inf])
 def test_min_similarity_outside_0_1_is_refused(service, floor: float) -> None:
-    error = _violation(lambda: service._checked(pb.QueryRequest(text="x", min_similarity=floor)))
+    error = _violation(lambda: service.requests.checked(pb.QueryRequest(text="x", min_similarity=floor)))
     assert error.field == "min_similarity"
 
 
 def test_a_query_is_fingerprinted_once_checked(service) -> None:
-    assert service._document_of(service._checked(pb.QueryRequest(simhash=7))) == (7, 0, b"")
+    assert service.requests.document_of(service.requests.checked(pb.QueryRequest(simhash=7))) == (7, 0, b"")
     fp = fingerprint("近似重复检测", sketch=True)
-    checked = service._checked(pb.QueryRequest(text="近似重复检测"))
-    assert service._document_of(checked) == (fp.value, fp.features, fp.sketch)
+    checked = service.requests.checked(pb.QueryRequest(text="近似重复检测"))
+    assert service.requests.document_of(checked) == (fp.value, fp.features, fp.sketch)
 
 
 def test_a_fingerprint_of_another_version_is_a_precondition_failure(service) -> None:
-    other = service._checked(pb.IndexRequest(doc_id="d", simhash=1, fingerprint_version="simhash64/other/r9"))
+    other = service.requests.checked(pb.IndexRequest(doc_id="d", simhash=1, fingerprint_version="simhash64/other/r9"))
     with pytest.raises(VersionMismatch, match="differs from the index's"):
-        service._document_of(other)
-    same = service._checked(pb.IndexRequest(doc_id="d", simhash=1, fingerprint_version=FINGERPRINT_VERSION))
-    assert service._document_of(same)[0] == 1
+        service.requests.document_of(other)
+    same = service.requests.checked(pb.IndexRequest(doc_id="d", simhash=1, fingerprint_version=FINGERPRINT_VERSION))
+    assert service.requests.document_of(same)[0] == 1
 
 
 def test_a_batch_rejects_bad_items_alone_naming_their_path(service) -> None:
@@ -185,7 +185,7 @@ def test_a_batch_rejects_bad_items_alone_naming_their_path(service) -> None:
             pb.IndexRequest(doc_id="d", text="近似重复"),
         ]
     )
-    outcomes, good = service._checked_batch(request, None)
+    outcomes, good = service.requests.checked_documents(request, None)
     assert [o.code for o in outcomes] == [0, 3, 3, 0]
     assert outcomes[1].error == "documents[1].doc_id: doc_id is empty"
     assert outcomes[2].error == "documents[2].text or documents[2].simhash is required"
@@ -227,9 +227,9 @@ def test_a_field_violation_travels_as_a_bad_request_detail() -> None:
 def test_texts_are_fingerprinted_with_the_index_recipe(service) -> None:
     service.index.recipe = VERSIONS[V1]  # an index created before v2
     fp = fingerprint("近似重复检测", V1, sketch=True)
-    checked = service._checked(pb.QueryRequest(text="近似重复检测"))
-    assert service._document_of(checked) == (fp.value, fp.features, fp.sketch)
+    checked = service.requests.checked(pb.QueryRequest(text="近似重复检测"))
+    assert service.requests.document_of(checked) == (fp.value, fp.features, fp.sketch)
     assert fp.value != fingerprint("近似重复检测").value
-    newer = service._checked(pb.IndexRequest(doc_id="d", simhash=1, fingerprint_version=FINGERPRINT_VERSION))
+    newer = service.requests.checked(pb.IndexRequest(doc_id="d", simhash=1, fingerprint_version=FINGERPRINT_VERSION))
     with pytest.raises(VersionMismatch, match="differs from the index's"):
-        service._document_of(newer)
+        service.requests.document_of(newer)

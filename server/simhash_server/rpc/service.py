@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from typing import Any, TypeVar
 
@@ -36,17 +36,15 @@ from simhash_server.index.model import (
     Near,
     Probe,
     Query,
-    check_doc_id,
 )
-from simhash_server.index.request import Request, check_request
+from simhash_server.index.request import Request
 from simhash_server.rpc.dedup_order import DedupOrder
 from simhash_server.rpc.limits import Limits
+from simhash_server.rpc.requests import Requests, check_deadline, hit_messages
 from simhash_server.rpc.status import NotFound, abort, item_status
 
 __all__ = ["SimHashIndexService"]
 
-_REFUSED_ALONE = (InvalidArgument, VersionMismatch)  # what a batch item is refused for, in its own outcome
-_TIMES = ("indexed_at", "max_age")
 
 R = TypeVar("R")
 # Texts up to this many characters are fingerprinted on the event loop (a fraction of a millisecond); longer ones in a
@@ -72,21 +70,6 @@ def _rpc(method: Callable[[Any, Any, float | None], Awaitable[R]]) -> Callable[.
     return handler
 
 
-def _milliseconds(value: Any) -> int:
-    """A Timestamp or Duration in milliseconds; ValueError if it breaks its type's rules (protobuf checks a
-    Timestamp's, not a Duration's)."""
-    if value.DESCRIPTOR.full_name == "google.protobuf.Duration":
-        seconds, nanos = value.seconds, value.nanos
-        if not -999_999_999 <= nanos <= 999_999_999 or abs(seconds) > 315_576_000_000 or seconds * nanos < 0:
-            raise ValueError(f"Duration is not valid: {seconds} s and {nanos} ns (same sign, |nanos| < 1e9)")
-    return int(value.ToMilliseconds())
-
-
-def _check_deadline(deadline: float | None) -> None:
-    if deadline is not None and time.monotonic() >= deadline:
-        raise DeadlineExceeded("the deadline passed")
-
-
 class SimHashIndexService(pb_grpc.SimHashIndexServicer):
     def __init__(
         self, index: AsyncIndexStore, executor: Executor, limits: Limits | None = None, dedup_order: str = "auto"
@@ -94,6 +77,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         self.index = index
         self._executor = executor  # for long texts
         self.limits = limits or Limits()
+        self.requests = Requests(self.limits, index)
         self.dedup_order = DedupOrder(dedup_order)  # whether Deduplicate asks before it claims
         self._open_error: Exception | None = None
         self._stats_cache: tuple[float, int, OrphanEstimate, GcReport | None] | None = None
@@ -109,72 +93,6 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         if self._open_error is not None:
             raise Unavailable(f"the index is not reachable: {self._open_error}")
 
-    @property
-    def _version(self) -> str:
-        """The fingerprint version of the index served (what every text is fingerprinted with)."""
-        return self.index.recipe.version
-
-    # -- validation --------------------------------------------------------------------------------------
-    def _checked(
-        self, request: Any, *, needs_id: bool = False, default_floor: float | None = None, prefix: str = ""
-    ) -> Request:
-        """The call's fields checked in one pass (index/request.py): every bad field is named at once."""
-        fields = {field.name: value for field, value in request.ListFields()}
-        unreadable = []
-        for name in _TIMES:  # Timestamp and Duration, as index/ takes them: milliseconds
-            if name in fields:
-                try:
-                    fields[name] = _milliseconds(fields[name])
-                except ValueError as exc:  # nanos out of range, a time past year 9999, mixed signs
-                    del fields[name]
-                    unreadable.append(InvalidArgument(prefix + name, f"{prefix}{name} is not valid: {exc}"))
-        try:
-            checked = check_request(
-                fields,
-                self.limits,
-                needs_id=needs_id,
-                default_floor=default_floor,
-                prefix=prefix,
-                retention_seconds=self.index.retention_seconds,
-            )
-        except InvalidArgument as exc:
-            raise InvalidArgument.together([exc, *unreadable]) from None
-        if unreadable:
-            raise InvalidArgument.together(unreadable)
-        return checked
-
-    def _text(self, text: str, field: str = "text") -> str:
-        size = len(text.encode("utf-8"))
-        if size > self.limits.max_text_bytes:
-            raise InvalidArgument(
-                field, f"{field} is {size} bytes, over the limit of {self.limits.max_text_bytes} (max_text_bytes)"
-            )
-        return text
-
-    @staticmethod
-    def _doc_id(doc_id: str, field: str = "doc_id") -> str:
-        try:
-            check_doc_id(doc_id)
-        except InvalidArgument as exc:
-            raise exc.renamed(field) from None
-        return doc_id
-
-    def _document_of(self, request: Request, prefix: str = "", sketch: bool = True) -> tuple[int, int, bytes]:
-        """(fingerprint, features, sketch) of a checked request's text or fingerprint.
-
-        The sketch is empty for a fingerprint (it cannot be made without the text) and when not asked for."""
-        if request.text is None:
-            version = request.fingerprint_version
-            if version and version != self._version:
-                raise VersionMismatch(
-                    f"{prefix}fingerprint_version {version!r} differs from the index's {self._version!r}; "
-                    "fingerprints of different recipes do not compare"
-                )
-            assert request.fingerprint is not None  # check_request gives exactly one of the two
-            return request.fingerprint, 0, b""
-        fp = fingerprint(request.text, self._version, sketch=sketch)
-        return fp.value, fp.features, fp.sketch
-
     async def _off_loop_if_long(self, chars: int, work: Callable[..., R], *args: object) -> R:
         """``work(*args)``, in a worker thread when it fingerprints more than INLINE_TEXT_CHARS."""
         if chars <= INLINE_TEXT_CHARS:
@@ -183,29 +101,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
 
     async def _fingerprinted(self, request: Request, sketch: bool = True) -> tuple[int, int, bytes]:
         chars = len(request.text) if request.text is not None else 0
-        return await self._off_loop_if_long(chars, self._document_of, request, "", sketch)
-
-    def _check_batch_size(self, items: Sequence[Any], field: str) -> None:
-        if len(items) > self.limits.max_batch:
-            raise InvalidArgument(
-                field, f"{field} has {len(items)} items, over the limit of {self.limits.max_batch} (max_batch)"
-            )
-
-    def _checked_items(
-        self, items: Sequence[Any], field: str, deadline: float | None, **checks: Any
-    ) -> list[tuple[Request, int, int, bytes] | InvalidArgument | VersionMismatch]:
-        """Each batch item checked and fingerprinted (a sketch only where a floor needs it), or why it is
-        refused: by the path of its field (``queries[3].text``)."""
-        out: list[tuple[Request, int, int, bytes] | InvalidArgument | VersionMismatch] = []
-        for n, item in enumerate(items):
-            prefix = f"{field}[{n}]."
-            try:
-                checked = self._checked(item, prefix=prefix, **checks)
-                out.append((checked, *self._document_of(checked, prefix, sketch=checked.verified)))
-            except _REFUSED_ALONE as exc:
-                out.append(exc)
-            _check_deadline(deadline)
-        return out
+        return await self._off_loop_if_long(chars, self.requests.document_of, request, "", sketch)
 
     async def _query(
         self,
@@ -229,81 +125,49 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
             metrics.BELOW_SIMILARITY.observe(below)
         metrics.QUERY_HITS.observe(len(hits))
 
-    @staticmethod
-    def _hits(hits: list[Hit], verified: bool) -> list[pb.Hit]:
-        out = []
-        for h in hits:
-            hit = pb.Hit(doc_id=h.doc_id, simhash=h.fingerprint, distance=h.distance)
-            if h.similarity is not None:
-                hit.similarity = h.similarity
-                hit.verification = pb.VERIFICATION_VERIFIED
-            elif verified:
-                hit.verification = pb.VERIFICATION_UNVERIFIED
-            out.append(hit)
-        return out
-
     # -- RPCs ----------------------------------------------------------------------------------------------
     @_rpc
     async def Fingerprint(self, request: pb.FingerprintRequest, deadline: float | None):
-        text = self._text(request.text)
-        version = self._version
+        text = self.requests.text(request.text)
+        version = self.requests.version
         fp = await self._off_loop_if_long(len(text), fingerprint, text, version)
         return pb.FingerprintResponse(simhash=fp.value, features=fp.features, fingerprint_version=version)
 
     @_rpc
     async def Index(self, request: pb.IndexRequest, deadline: float | None):
-        checked = self._checked(request, needs_id=True)
+        checked = self.requests.checked(request, needs_id=True)
         fp, features, sketch = await self._fingerprinted(checked)
-        _check_deadline(deadline)
+        check_deadline(deadline)
         self._require_index()
         await self.index.index_many([Document(request.doc_id, fp, sketch, checked.indexed_at_ms)], deadline)
         return pb.IndexResponse(doc_id=request.doc_id, simhash=fp, features=features)
 
     @_rpc
     async def IndexBatch(self, request: pb.IndexBatchRequest, deadline: float | None):
-        self._check_batch_size(request.documents, "documents")
+        self.requests.check_batch_size(request.documents, "documents")
         chars = sum(len(item.text) for item in request.documents)
-        outcomes, good = await self._off_loop_if_long(chars, self._checked_batch, request, deadline)
+        outcomes, good = await self._off_loop_if_long(chars, self.requests.checked_documents, request, deadline)
         if good:
             self._require_index()
             await self.index.index_many(good, deadline)
         return pb.IndexBatchResponse(outcomes=outcomes, indexed=len(good), rejected=len(outcomes) - len(good))
 
-    def _checked_batch(
-        self, request: pb.IndexBatchRequest, deadline: float | None
-    ) -> tuple[list[pb.IndexOutcome], list[Document]]:
-        """Each item's outcome, and the documents to store: a bad item is rejected alone, naming its field."""
-        outcomes, good = [], []
-        for n, item in enumerate(request.documents):
-            try:
-                prefix = f"documents[{n}]."
-                checked = self._checked(item, needs_id=True, prefix=prefix)
-                fp, _, sketch = self._document_of(checked, prefix)
-            except InvalidArgument as exc:
-                status = item_status(exc)
-                outcomes.append(pb.IndexOutcome(doc_id=item.doc_id, code=status.code, error=str(exc), status=status))
-                continue
-            outcomes.append(pb.IndexOutcome(doc_id=item.doc_id, code=0, simhash=fp, status=item_status()))
-            good.append(Document(item.doc_id, fp, sketch, checked.indexed_at_ms))
-            _check_deadline(deadline)
-        return outcomes, good
-
     @_rpc
     async def Query(self, request: pb.QueryRequest, deadline: float | None):
-        checked = self._checked(request)
+        checked = self.requests.checked(request)
         fp, features, sketch = await self._fingerprinted(checked, sketch=checked.verified)  # only a floor needs it
-        _check_deadline(deadline)
+        check_deadline(deadline)
         floor, max_age = checked.min_similarity, checked.max_age_ms
         hits, below = await self._query(fp, checked.max_distance, checked.limit, deadline, sketch, floor, max_age)
         return pb.QueryResponse(
-            hits=self._hits(hits, checked.verified), simhash=fp, features=features, below_similarity=below
+            hits=hit_messages(hits, checked.verified), simhash=fp, features=features, below_similarity=below
         )
 
     @_rpc
     async def QueryBatch(self, request: pb.QueryBatchRequest, deadline: float | None):
-        self._check_batch_size(request.queries, "queries")
+        self.requests.check_batch_size(request.queries, "queries")
         chars = sum(len(item.text) for item in request.queries)
-        items = await self._off_loop_if_long(chars, self._checked_items, request.queries, "queries", deadline)
+        items = await self._off_loop_if_long(chars, self.requests.checked_items, request.queries, "queries", deadline)
         good = [item for item in items if not isinstance(item, Exception)]
         self._require_index()
         # The batch's queries are answered together (index/nearby.py): one set of drawer scans for all.
@@ -321,17 +185,17 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
             hits, below = answer.hits, answer.below_floor
             self._observe_answer(hits, below, checked.verified)
             response = pb.QueryResponse(
-                hits=self._hits(hits, checked.verified), simhash=fp, features=features, below_similarity=below
+                hits=hit_messages(hits, checked.verified), simhash=fp, features=features, below_similarity=below
             )
             outcomes.append(pb.QueryOutcome(status=item_status(), response=response))
         return pb.QueryBatchResponse(outcomes=outcomes)
 
     @_rpc
     async def DeduplicateBatch(self, request: pb.DeduplicateBatchRequest, deadline: float | None):
-        self._check_batch_size(request.documents, "documents")
+        self.requests.check_batch_size(request.documents, "documents")
         chars = sum(len(item.text) for item in request.documents)
         floor = self.index.recipe.dedup_floor
-        check = functools.partial(self._checked_items, needs_id=True, default_floor=floor)
+        check = functools.partial(self.requests.checked_items, needs_id=True, default_floor=floor)
         checked_items = await self._off_loop_if_long(chars, check, request.documents, "documents", deadline)
         outcomes = [pb.DeduplicateOutcome() for _ in checked_items]
         good: list[tuple[int, Item, int | None, int]] = []  # (position, item, limit, features)
@@ -353,7 +217,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         decisions = await self._decide_in_order([item for _, item, _, _ in good], deadline) if good else []
         for (n, item, limit, features), decision in zip(good, decisions, strict=True):
             response = pb.DeduplicateResponse(
-                hits=self._hits(decision.hits[:limit], item.floor is not None),
+                hits=hit_messages(decision.hits[:limit], item.floor is not None),
                 stored=decision.stored,
                 simhash=item.fingerprint,
                 features=features,
@@ -407,10 +271,10 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
     @_rpc
     async def Deduplicate(self, request: pb.DeduplicateRequest, deadline: float | None):
         # A text is a duplicate only when verified: at the floor the evaluation chose for this recipe.
-        checked = self._checked(request, needs_id=True, default_floor=self.index.recipe.dedup_floor)
+        checked = self.requests.checked(request, needs_id=True, default_floor=self.index.recipe.dedup_floor)
         doc_id, floor, limit = request.doc_id, checked.min_similarity, checked.limit
         fp, features, sketch = await self._fingerprinted(checked)
-        _check_deadline(deadline)
+        check_deadline(deadline)
 
         # The document itself is not its own duplicate: a retry after a stored first attempt stores again
         # (an idempotent upsert) instead of reporting itself.  An unverified candidate (no sketch) counts as a
@@ -435,7 +299,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
                     await self.index.index_many([Document(doc_id, fp, sketch, checked.indexed_at_ms)], deadline)
         self.dedup_order.record(0 if stored else 1, 1)
         return pb.DeduplicateResponse(
-            hits=self._hits(hits[:limit], floor is not None),
+            hits=hit_messages(hits[:limit], floor is not None),
             stored=stored,
             simhash=fp,
             features=features,
@@ -444,7 +308,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
 
     @_rpc
     async def Get(self, request: pb.GetRequest, deadline: float | None):
-        doc_id = self._doc_id(request.doc_id)
+        doc_id = self.requests.doc_id(request.doc_id)
         self._require_index()
         fp = await self.index.get(doc_id, deadline)
         if fp is None:
@@ -458,7 +322,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
                 "doc_ids",
                 f"doc_ids has {len(request.doc_ids)} items, over the limit of {self.limits.max_batch} (max_batch)",
             )
-        ids = [self._doc_id(d, f"doc_ids[{n}]") for n, d in enumerate(request.doc_ids)]
+        ids = [self.requests.doc_id(d, f"doc_ids[{n}]") for n, d in enumerate(request.doc_ids)]
         self._require_index()
         return pb.DeleteResponse(deleted=await self.index.delete(ids, deadline) if ids else 0)
 
@@ -475,7 +339,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         meta = self.index.meta
         answer = pb.StatsResponse(
             documents=documents,
-            fingerprint_version=meta.fingerprint_version if meta else self._version,
+            fingerprint_version=meta.fingerprint_version if meta else self.requests.version,
             layout=meta.layout if meta else "",
             tables=[t.name for t in self.index.tables.all()],
             max_distance=MAX_DISTANCE,
