@@ -133,8 +133,11 @@ def test_opening_an_index_without_tables_says_what_to_run(hbase) -> None:
     store.close()
 
 
-def test_apply_refuses_an_index_with_a_disabled_table_naming_it(client, tables, hbase) -> None:
-    """An index whose table cannot serve is not reported ready: the command fails and names the table."""
+def test_apply_refuses_an_index_with_a_disabled_table_naming_it(tables, hbase) -> None:
+    """An index whose table cannot serve is not reported ready: the command fails and names the table.
+
+    Each admin call opens its own connection: a command run between them may outlast the gateways' idle
+    timeout (6 s here), which closes a connection left open meanwhile."""
     prefix = tables.drawers.name.removesuffix("_drawers")
     env = {
         **os.environ,
@@ -149,11 +152,19 @@ def test_apply_refuses_an_index_with_a_disabled_table_naming_it(client, tables, 
 
     assert apply().returncode == 0
     docs = hbase2().TTableName(qualifier=tables.docs.name.encode())
-    client.disableTable(docs)
+
+    def admin(call: str) -> None:
+        client = connect(hbase.host, hbase.thrift2_port)
+        try:
+            getattr(client, call)(docs)
+        finally:
+            client.close()
+
+    admin("disableTable")
     try:
         refused = apply()
     finally:
-        client.enableTable(docs)
+        admin("enableTable")
     assert refused.returncode == 1
     assert f"tables disabled: {tables.docs.name};" in refused.stderr
     again = apply()
