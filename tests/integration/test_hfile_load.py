@@ -15,6 +15,7 @@ import pytest
 from truth import cell_stamps, digest, mixed_input
 
 from simhash_client import SimHashClient
+from simhash_schema import connect, index_tables, set_retention
 from simhash_server.index.model import Document
 from simhash_server.index.store import IndexStore
 from simhash_server.index.writes import ENTRY_PREFIX
@@ -223,8 +224,14 @@ def test_dated_lines_keep_their_dates_and_no_earlier_write_or_delete_hides_them(
 ) -> None:
     """A back-filled history through HFiles: each dated document's cells carry its indexed_at, so max_age
     reads it as the service would; an id written or deleted after that date is stored just after its row's
-    newest cell or delete marker (the job reads the docs rows raw), never hidden by them."""
+    newest cell or delete marker (the job reads the docs rows raw), never hidden by them.  A line dated
+    before the index's retention is a reject, as bulk-load makes it: stored, it would expire at once."""
     store = make_index(regions=2)
+    client = connect(hbase.host, hbase.thrift2_port)
+    try:
+        set_retention(client, index_tables(store.config.table_prefix, retention_seconds=365 * 86400))
+    finally:
+        client.close()
     rng = random.Random(13)
     fps = {name: rng.getrandbits(64) for name in ("old", "recent", "undated", "rewritten", "deleted")}
     store.index_many([Document("rewritten", rng.getrandbits(64)), Document("deleted", fps["deleted"])])
@@ -239,10 +246,15 @@ def test_dated_lines_keep_their_dates_and_no_earlier_write_or_delete_hides_them(
         f'{{"doc_id": "undated", "simhash": "{fps["undated"]:016x}"}}\n'
         f'{{"doc_id": "rewritten", "simhash": "{fps["rewritten"]:016x}", "indexed_at": {month_ago_s}}}\n'
         f'{{"doc_id": "deleted", "simhash": "{fps["deleted"]:016x}", "indexed_at": {month_ago_s}}}\n'
+        f'{{"doc_id": "expired", "simhash": "{rng.getrandbits(64):016x}", "indexed_at": {month_ago_s - 365 * 86400}}}\n'
     )
     started = int(time.time() * 1000)
-    loaded = cli(store, hbase, "hfile-load", str(source), "--staging", str(tmp_path / "st"))
-    assert loaded.returncode == 0, loaded.stderr
+    rejects = tmp_path / "history.rejects"
+    loaded = cli(store, hbase, "hfile-load", str(source), "--staging", str(tmp_path / "st"), "--rejects", str(rejects))
+    assert loaded.returncode == 3, loaded.stderr
+    [(line, reason)] = [tuple(row.split("\t")[1:3]) for row in rejects.read_text().splitlines()]
+    assert line == "6" and "older than the index's retention of 31536000 s" in reason, reason
+    assert store.get("expired") is None
 
     assert cell_stamps(store, "old", fps["old"]) == (month_ago_s * 1000, month_ago_s * 1000)
     assert cell_stamps(store, "recent", fps["recent"]) == (hour_ago_s * 1000, hour_ago_s * 1000)

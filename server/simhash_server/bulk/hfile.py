@@ -271,6 +271,7 @@ class _Load:
         with IndexStore(replace(self.options.store, pool_size=1)) as store:
             for source in self.sources:
                 source.fingerprint_version = store.recipe.version
+                source.retention_seconds = store.retention_seconds
             self.version, self.retention_seconds = store.recipe.version, store.retention_seconds
         if self.options.cluster_inputs is not None:  # read by the parse job, within generate
             for key, value in self.manifest.data.get("normalized", {}).items():  # an earlier run's parse job
