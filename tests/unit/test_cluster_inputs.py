@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import struct
 import sys
 import zipfile
@@ -81,7 +82,9 @@ def test_the_task_frames_records_and_rejects_of_a_file_as_the_local_path_reads_i
     assert frames[29 : 30 + sketch_length] == b"t" + made.sketch
     rest = frames[30 + sketch_length :]
     assert rest[:1] == b"X" and struct.unpack(">QI", rest[1:13])[0] == 2
-    assert rest.endswith(b"E" + struct.pack(">QQQ", 3, 2, 1))
+    end = rest[-33:]
+    assert end[:1] == b"E" and struct.unpack(">QQQ", end[1:25]) == (3, 2, 1)
+    assert 0 < struct.unpack(">Q", end[25:])[0] <= 1000 * sum(os.times()[:4]) + 1  # this process's CPU, ms
 
 
 def test_hfile_load_refuses_inputs_it_could_not_read_or_would_remove(tmp_path: Path) -> None:
@@ -114,3 +117,22 @@ def test_loading_md_s_own_job_example_makes_lines_both_loads_take_with_their_ske
     (item,) = [i for i, _, _ in InputSource.detect(str(path), None, None, "auto").records()]
     made = fingerprint(text, FINGERPRINT_VERSION, sketch=True)
     assert (item.doc_id, item.simhash, item.sketch) == ("a", made.value, made.sketch)  # type: ignore[union-attr]
+
+
+def test_the_probe_is_the_recipe_s_own_fingerprint_and_sketch_of_its_text(capsys: pytest.CaptureFixture[str]) -> None:
+    """What NodeCheck compares on every NodeManager with the submitting machine's own lines."""
+    import hashlib
+    import platform
+
+    from simhash_server.bulk.file_task import PROBE_TEXT, main
+
+    assert main(["--probe", "--fingerprint-version", FINGERPRINT_VERSION]) == 0
+    made = fingerprint(PROBE_TEXT, FINGERPRINT_VERSION, sketch=True)
+    assert capsys.readouterr().out.splitlines() == [
+        f"fingerprint {made.value:016x}",
+        f"sketch {hashlib.sha256(made.sketch).hexdigest()[:16]}",
+        f"python {platform.python_version()}",
+    ]
+    with pytest.raises(SystemExit):
+        main([])  # neither a file's name nor --probe
+    assert "give the input file's name, or --probe" in capsys.readouterr().err

@@ -11,15 +11,21 @@ Frames on stdout, big-endian (``ParseJob.Texts`` reads them):
 
 - ``R`` + a normalised record (hfile.normalized_record) whose seq is the record's line in the file;
 - ``X`` + line (u64), length (u32), then UTF-8 ``reason<TAB>line text``: a reject;
-- ``E`` + lines, records, rejects (u64 each): the file was read to its end.  A stream without it was cut
-  short (the task fails, and is run again).
+- ``E`` + lines, records, rejects, and this process's CPU in milliseconds (u64 each): the file was read
+  to its end.  A stream without it was cut short (the task fails, and is run again).  The CPU lets the job
+  tell its Python's share of a task's CPU from the JVM's.
 
-Run as ``python -m simhash_server.bulk.file_task NAME [options]`` (or a PEX whose module this is).
+Run as ``python -m simhash_server.bulk.file_task NAME [options]`` (or a PEX whose module this is).  With
+``--probe`` instead of a name it prints what ``probe`` returns: the job checks each NodeManager with it before
+it submits the parse job (``NodeCheck``), and compares it with the submitting machine's.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
+import platform
 import struct
 import sys
 from typing import IO
@@ -27,12 +33,14 @@ from typing import IO
 from simhash_server.bulk.hfile import normalized_record
 from simhash_server.bulk.input import COMPRESSIONS, FINGERPRINT_FORMATS, FORMATS, InputSource, Record, Reject
 from simhash_server.bulk.workers import stored_document
-from simhash_server.fingerprint import FINGERPRINT_VERSION, recipe_of
+from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint, recipe_of
 
-__all__ = ["main", "run"]
+__all__ = ["main", "probe", "run"]
+
+PROBE_TEXT = "海量文本的近似重复检测：同一篇文章换了页眉页脚。 A near-duplicate probe, 2026."
 
 _REJECT = struct.Struct(">QI")
-_END = struct.Struct(">QQQ")
+_END = struct.Struct(">QQQQ")
 
 
 def run(source: InputSource, version: str, out: IO[bytes]) -> tuple[int, int, int]:
@@ -50,19 +58,35 @@ def run(source: InputSource, version: str, out: IO[bytes]) -> tuple[int, int, in
         raw = normalized_record(item.line, doc.fingerprint, doc.doc_id.encode(), doc.sketch, item.indexed_at_ms)
         out.write(b"R" + raw)
         records += 1
-    out.write(b"E" + _END.pack(lines, records, rejects))
+    out.write(b"E" + _END.pack(lines, records, rejects, _cpu_ms()))
     return lines, records, rejects
+
+
+def _cpu_ms() -> int:
+    """This process's CPU since it started (a PEX's bootstrap, which exec()s into its venv, included) and
+    that of the children it waited for."""
+    times = os.times()
+    return int((times.user + times.system + times.children_user + times.children_system) * 1000)
+
+
+def probe(version: str) -> str:
+    """``fingerprint HEX``, ``sketch DIGEST`` and ``python VERSION`` lines: the first two must be the same
+    wherever the tasks run (the same recipe, native extension or not); the last is for the message."""
+    made = fingerprint(PROBE_TEXT, version, sketch=True)
+    digest = hashlib.sha256(made.sketch).hexdigest()[:16]
+    return f"fingerprint {made.value:016x}\nsketch {digest}\npython {platform.python_version()}\n"
 
 
 def _reject_all(name: str, reason: str, out: IO[bytes]) -> None:
     """A file that cannot be read at all (its format not told by its name): one reject at line 0."""
     text = f"{reason}\t".encode()
-    out.write(b"X" + _REJECT.pack(0, len(text)) + text + b"E" + _END.pack(1, 0, 1))
+    out.write(b"X" + _REJECT.pack(0, len(text)) + text + b"E" + _END.pack(1, 0, 1, _cpu_ms()))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="simhash_server.bulk.file_task", description=__doc__.split("\n")[0])
-    parser.add_argument("name", help="the file's path, for its format and compression by name")
+    parser.add_argument("name", nargs="?", help="the file's path, for its format and compression by name")
+    parser.add_argument("--probe", action="store_true", help="print the probe's lines (see probe) and exit")
     parser.add_argument("--format", choices=FORMATS)
     parser.add_argument("--compression", choices=COMPRESSIONS)
     parser.add_argument("--fingerprint-format", choices=FINGERPRINT_FORMATS, default="auto")
@@ -70,6 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--retention-seconds", type=int)
     args = parser.parse_args(argv)
     recipe_of(args.fingerprint_version)  # an unknown version stops here, before any record
+    if args.probe:
+        sys.stdout.write(probe(args.fingerprint_version))
+        return 0
+    if args.name is None:
+        parser.error("give the input file's name, or --probe")
     out = sys.stdout.buffer
     try:
         source = InputSource.detect(args.name, args.format, args.compression, args.fingerprint_format)

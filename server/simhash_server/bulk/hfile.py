@@ -156,6 +156,9 @@ class HFileLoadStats:
     seconds: dict[str, float] = field(default_factory=dict)  # per step
     job_seconds: dict[str, float] = field(default_factory=dict)  # per MapReduce job and per table handed over
     task_cpu_seconds: dict[str, float] = field(default_factory=dict)  # per job, its tasks' (YARN's account)
+    task_python_cpu_seconds: float = 0.0  # the parse job's Python processes' own, as they report it
+    nodes_checked: int = 0  # NodeManagers that ran the tasks' Python before the parse job (NodeCheck)
+    nodes_unchecked: list[str] = field(default_factory=list)  # running ones YARN gave no check task
     loaded: bool = False
 
     @property
@@ -352,8 +355,11 @@ class _Load:
         }
         if self.options.max_rejects is not None:
             args["max-rejects"] = str(self.options.max_rejects)
-        if cluster.env is not None:
+        if cluster.env is not None:  # on YARN: the NodeManagers are checked with it first (NodeCheck)
+            from simhash_server.bulk.file_task import probe
+
             args["env"] = str(cluster.env.resolve())
+            args["probe"] = "\\n".join(probe(self.version).splitlines()[:2]) + "\\n"
         return args
 
     def _take(self, event: JobEvent) -> None:
@@ -365,6 +371,7 @@ class _Load:
             self.stats.lines = counters.get("LINES", 0)
             self.stats.records = counters.get("RECORDS", 0)
             self.stats.rejected = counters.get("REJECTED", 0)
+            self.stats.task_python_cpu_seconds = counters.get("PYTHON_CPU_MILLISECONDS", 0) / 1000
             self.manifest.data["normalized"] = {k: getattr(self.stats, k) for k in ("lines", "records", "rejected")}
             self.manifest.save()
         elif event.kind == "phase" and event.phase == "docs":
@@ -376,8 +383,14 @@ class _Load:
         if event.kind == "phase":
             self.stats.job_seconds[event.phase] = event.data["seconds"]
             cpu = event.data.get("counters", {}).get("CPU_MILLISECONDS", 0)
-            if cpu and self.options.runner.kind == "yarn":  # containers' trees, a task's Python included
-                self.stats.task_cpu_seconds[event.phase] = cpu / 1000
+            if cpu and self.options.runner.kind == "yarn":
+                # YARN's account of a task is its process tree as last sampled, at the task's end: the JVM
+                # alone, its Python child gone by then.  The parse tasks' Python reports its own.
+                python = self.stats.task_python_cpu_seconds if event.phase == "parse" else 0.0
+                self.stats.task_cpu_seconds[event.phase] = cpu / 1000 + python
+        elif event.kind == "checked":
+            self.stats.nodes_checked = int(event.data["nodes"])
+            self.stats.nodes_unchecked = [n for n in str(event.data.get("unchecked", "")).split(",") if n]
         elif event.kind == "loaded":
             self.stats.phase = f"loaded {event.phase}"
             self.stats.job_seconds[f"load {event.phase}"] = event.data.get("seconds", 0.0)

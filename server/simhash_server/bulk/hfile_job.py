@@ -307,8 +307,11 @@ def _event(line: str) -> JobEvent | None:
 
 
 def _tail(path: Path) -> str:
+    """The job's own account of its failure (Jobs.exit: the messages after ``error:``, last), else the log's
+    last lines."""
     lines = path.read_text(errors="replace").splitlines()
-    return "\n".join(lines[-_LOG_TAIL:])
+    said = [n for n, line in enumerate(lines) if line.startswith("error: ")]
+    return "\n".join(lines[said[-1] :] if said else lines[-_LOG_TAIL:])
 
 
 # The JVM's log: Hadoop's and HBase's warnings to stderr (job.log); job progress comes as JSON on stdout.

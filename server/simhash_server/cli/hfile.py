@@ -183,6 +183,12 @@ def hfile_load(ctx: click.Context, **opts: Any) -> None:
         steps += " (" + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in stats.job_seconds.items()) + ")"
     if stats.task_cpu_seconds:
         steps += "; tasks' CPU " + ", ".join(f"{name} {cpu:.1f} s" for name, cpu in stats.task_cpu_seconds.items())
+    if stats.task_python_cpu_seconds:
+        steps += f"; the parse tasks' Python CPU {stats.task_python_cpu_seconds:.1f} s (of their CPU above)"
+    if stats.nodes_checked:
+        steps += f"; NodeManagers checked {stats.nodes_checked}"
+    if stats.nodes_unchecked:
+        click.echo(f"YARN placed no check task on {', '.join(stats.nodes_unchecked)}: not checked", err=True)
     click.echo(
         f"lines read {stats.lines:,}; records {stats.records:,}; documents {stats.documents:,} "
         f"(repeated ids {stats.repeated_ids:,}, already stored {stats.present_same_fingerprint:,}, "
@@ -242,7 +248,7 @@ def _cluster_inputs(opts: dict[str, Any], runner: Any) -> Any:
             needs = task_env_needs(Path(env))
         except BulkLoadError as exc:
             raise click.ClickException(str(exc)) from exc
-        click.echo(f"the tasks run {PEX_NAME}: they need {needs}", err=True)
+        click.echo(f"the tasks run {PEX_NAME}: they need {needs}; a task on each NodeManager checks", err=True)
     python = opts["task_python"] or ("python3" if runner.kind == "yarn" else sys.executable)
     if runner.kind == "local" and shutil.which(python) is None:
         raise click.ClickException(f"--task-python {python} is not on this machine's PATH")

@@ -17,7 +17,6 @@ import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.filter.KeyOnlyFilter;
 import org.apache.hadoop.hbase.mapreduce.TableInputFormat;
@@ -39,7 +38,6 @@ import org.apache.hadoop.mapreduce.lib.output.MultipleOutputs;
 import org.apache.hadoop.mapreduce.lib.output.SequenceFileOutputFormat;
 import org.apache.hadoop.mapreduce.lib.output.TextOutputFormat;
 import org.apache.hadoop.util.Tool;
-import org.apache.hadoop.util.ToolRunner;
 
 /**
  * `simhash-index clusters`'s Java half: near-duplicate clusters of the whole index, as MapReduce jobs.
@@ -67,8 +65,8 @@ public final class ClustersMain extends Configured implements Tool {
   private final PrintStream out = System.out;
   private Path restore; // --read snapshot: where the snapshots are restored for the jobs; null: scan
 
-  public static void main(String[] args) throws Exception {
-    System.exit(ToolRunner.run(HBaseConfiguration.create(), new ClustersMain(), args));
+  public static void main(String[] args) {
+    Jobs.exit(new ClustersMain(), args);
   }
 
   @Override

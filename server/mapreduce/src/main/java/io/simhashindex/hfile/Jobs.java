@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -27,6 +28,25 @@ import org.apache.hadoop.mapreduce.TaskCompletionEvent;
  */
 final class Jobs {
   private Jobs() {}
+
+  /**
+   * Runs the command and exits with its status.  A failure's stack trace goes to stderr, then its messages
+   * alone (each cause's), last: the lines the submitting command shows of the log.
+   */
+  static void exit(org.apache.hadoop.util.Tool tool, String[] args) {
+    try {
+      System.exit(org.apache.hadoop.util.ToolRunner.run(org.apache.hadoop.hbase.HBaseConfiguration.create(), tool,
+          args));
+    } catch (Throwable e) {
+      e.printStackTrace();
+      StringBuilder said = new StringBuilder("error:");
+      for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+        said.append(cause == e ? " " : "\n  caused by: ").append(cause.getMessage());
+      }
+      System.err.println(said);
+      System.exit(1);
+    }
+  }
 
   /** The "--name value" pairs after the command (args[0]). */
   static Map<String, String> options(String[] args) {
@@ -101,59 +121,104 @@ final class Jobs {
   }
 
   static Job run(Job job, String phase, PrintStream out) throws Exception {
+    runTogether(Collections.singletonList(job), Collections.singletonList(phase), out, index -> {});
+    return job;
+  }
+
+  /** What to do once a job of {@link #runTogether} has succeeded (its index in the list). */
+  interface Succeeded {
+    void accept(int index) throws IOException;
+  }
+
+  /**
+   * Jobs that do not read one another's output, submitted at once and waited for together: on YARN their
+   * application masters start, and their last tasks run, side by side.  {@code succeeded} is told of each
+   * job that succeeded as it ends (its progress and counters reported as {@link #run}'s); a failure is thrown
+   * once every job has ended, so that the others' work is kept for a resumed run.
+   */
+  static void runTogether(List<Job> jobs, List<String> phases, PrintStream out, Succeeded succeeded)
+      throws Exception {
     long started = System.nanoTime();
-    if (onYarn(job.getConfiguration())) {
-      // HBase's jars (and the pure-Java codecs the HFiles and map outputs use) go with the job through the
-      // distributed cache, as HBase's own tools ship them (the cluster needs none installed), each uploaded
-      // once for all jobs.
-      TableMapReduceUtil.addDependencyJars(job);
-      TableMapReduceUtil.addDependencyJarsForClasses(job.getConfiguration(),
-          org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec.class,
-          io.airlift.compress.lz4.Lz4Compressor.class);
-      SharedJars.share(job);
+    for (Job job : jobs) {
+      if (onYarn(job.getConfiguration())) {
+        // HBase's jars (and the pure-Java codecs the HFiles and map outputs use) go with the job through the
+        // distributed cache, as HBase's own tools ship them (the cluster needs none installed), each uploaded
+        // once for all jobs.
+        TableMapReduceUtil.addDependencyJars(job);
+        TableMapReduceUtil.addDependencyJarsForClasses(job.getConfiguration(),
+            org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec.class,
+            io.airlift.compress.lz4.Lz4Compressor.class);
+        SharedFiles.share(job);
+      }
     }
-    // The hook is in place before the submission starts, and waits for one under way to end: a submitter
+    // The hook is in place before the submissions start, and waits for one under way to end: a submitter
     // stopped while uploading its job's files must still kill what it submitted, not leave it running.
     Object submission = new Object();
     Thread killer = new Thread(() -> {
       synchronized (submission) {
-        try {
-          if (job.getJobID() != null && !job.isComplete()) {
-            job.killJob(); // the submitter was stopped: its job must not run on, half-owned
-            System.err.println("killed " + job.getJobID());
+        for (Job job : jobs) {
+          try {
+            if (job.getJobID() != null && !job.isComplete()) {
+              job.killJob(); // the submitter was stopped: its job must not run on, half-owned
+              System.err.println("killed " + job.getJobID());
+            }
+          } catch (IOException | IllegalStateException e) {
+            System.err.println("could not kill " + job.getJobID() + ": " + e);
           }
-        } catch (IOException | IllegalStateException e) {
-          System.err.println("could not kill " + job.getJobID() + ": " + e);
         }
       }
     });
     Runtime.getRuntime().addShutdownHook(killer);
     synchronized (submission) {
-      job.submit();
-    }
-    while (!job.isComplete()) {
-      out.printf(Locale.ROOT, "{\"event\": \"progress\", \"phase\": \"%s\", \"map\": %.3f, \"reduce\": %.3f}%n",
-          phase, job.mapProgress(), job.reduceProgress());
-      Thread.sleep(1000);
-    }
-    Runtime.getRuntime().removeShutdownHook(killer);
-    if (!job.isSuccessful()) {
-      String failure = "the " + phase + " job (" + job.getJobID() + ") failed: " + job.getStatus().getFailureInfo();
-      String task = failedTask(job);
-      throw new IOException(task.isEmpty() ? failure : failure + "\n" + task);
-    }
-    StringBuilder counters = new StringBuilder();
-    for (CounterGroup group : job.getCounters()) {
-      for (Counter counter : group) {
-        if (counters.length() > 0) {
-          counters.append(", ");
-        }
-        counters.append('"').append(counter.getName()).append("\": ").append(counter.getValue());
+      for (Job job : jobs) {
+        job.submit();
       }
     }
-    out.printf(Locale.ROOT, "{\"event\": \"phase\", \"phase\": \"%s\", \"seconds\": %.3f, \"counters\": {%s}}%n",
-        phase, (System.nanoTime() - started) / 1e9, counters);
-    return job;
+    boolean[] ended = new boolean[jobs.size()];
+    IOException failure = null;
+    for (int left = jobs.size(); left > 0; ) {
+      for (int i = 0; i < jobs.size(); i++) {
+        Job job = jobs.get(i);
+        String phase = phases.get(i);
+        if (ended[i]) {
+          continue;
+        }
+        if (!job.isComplete()) {
+          out.printf(Locale.ROOT,
+              "{\"event\": \"progress\", \"phase\": \"%s\", \"map\": %.3f, \"reduce\": %.3f}%n", phase,
+              job.mapProgress(), job.reduceProgress());
+          continue;
+        }
+        ended[i] = true;
+        left--;
+        if (!job.isSuccessful()) {
+          String text = "the " + phase + " job (" + job.getJobID() + ") failed: " + job.getStatus().getFailureInfo();
+          String task = failedTask(job);
+          failure = failure != null ? failure : new IOException(task.isEmpty() ? text : text + "\n" + task);
+          continue;
+        }
+        StringBuilder counters = new StringBuilder();
+        for (CounterGroup group : job.getCounters()) {
+          for (Counter counter : group) {
+            if (counters.length() > 0) {
+              counters.append(", ");
+            }
+            counters.append('"').append(counter.getName()).append("\": ").append(counter.getValue());
+          }
+        }
+        out.printf(Locale.ROOT,
+            "{\"event\": \"phase\", \"phase\": \"%s\", \"seconds\": %.3f, \"counters\": {%s}}%n", phase,
+            (System.nanoTime() - started) / 1e9, counters);
+        succeeded.accept(i);
+      }
+      if (left > 0) {
+        Thread.sleep(1000);
+      }
+    }
+    Runtime.getRuntime().removeShutdownHook(killer);
+    if (failure != null) {
+      throw failure;
+    }
   }
 
   /** The last failed task attempt and the tail of what it reported (its exception), or "". */
@@ -174,9 +239,16 @@ final class Jobs {
             || event.getStatus() == TaskCompletionEvent.Status.TIPFAILED) {
           String[] diagnostics = job.getTaskDiagnostics(event.getTaskAttemptId());
           String text = diagnostics.length == 0 ? "" : diagnostics[diagnostics.length - 1];
-          String[] lines = text.split("\n");
-          last = "task " + event.getTaskAttemptId() + " failed; its log ends:\n"
-              + String.join("\n", Arrays.copyOfRange(lines, Math.max(0, lines.length - TAIL), lines.length));
+          // Its messages, not its stack frames: what the task said is wrong, and why.
+          List<String> said = new ArrayList<>();
+          for (String line : text.split("\n")) {
+            String trimmed = line.trim();
+            if (!trimmed.startsWith("at ") && !(trimmed.startsWith("...") && trimmed.endsWith("more"))) {
+              said.add(line);
+            }
+          }
+          last = "task " + event.getTaskAttemptId() + " failed:\n"
+              + String.join("\n", said.subList(Math.max(0, said.size() - TAIL), said.size()));
         }
       }
       return last;

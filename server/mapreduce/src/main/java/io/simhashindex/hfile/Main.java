@@ -5,6 +5,8 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
@@ -12,7 +14,6 @@ import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.BufferedMutator;
 import org.apache.hadoop.hbase.client.Connection;
@@ -32,7 +33,6 @@ import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
 import org.apache.hadoop.mapreduce.lib.output.MultipleOutputs;
 import org.apache.hadoop.mapreduce.lib.output.SequenceFileOutputFormat;
 import org.apache.hadoop.util.Tool;
-import org.apache.hadoop.util.ToolRunner;
 
 /**
  * `simhash-index hfile-load`'s Java half.  Commands (staging layout in simhash_server/bulk/hfile.py):
@@ -53,8 +53,8 @@ public final class Main extends Configured implements Tool {
   static final String SPLITS = "simhash.hfile.splits";
   private final PrintStream out = System.out;
 
-  public static void main(String[] args) throws Exception {
-    System.exit(ToolRunner.run(HBaseConfiguration.create(), new Main(), args));
+  public static void main(String[] args) {
+    Jobs.exit(new Main(), args);
   }
 
   @Override
@@ -149,6 +149,9 @@ public final class Main extends Configured implements Tool {
         }
         fs.create(new Path(staging, "generated-docs")).close();
       }
+      // drawers and fp2docs both read the winners, and not each other: on YARN they run side by side.
+      List<Job> jobs = new ArrayList<>();
+      List<String> phases = new ArrayList<>();
       if (!fs.exists(new Path(staging, "generated-drawers"))) {
         Job job = job(conf, "drawers", connection, need(opts, "drawers"), winners, staging);
         job.setInputFormatClass(SequenceFileInputFormat.class);
@@ -156,8 +159,8 @@ public final class Main extends Configured implements Tool {
         job.setMapOutputValueClass(NullWritable.class);
         configure(job, connection, need(opts, "drawers"));
         job.setReducerClass(DrawersJob.Cells.class);
-        run(job, "drawers");
-        fs.create(new Path(staging, "generated-drawers")).close();
+        jobs.add(job);
+        phases.add("drawers");
       }
       if (!fs.exists(new Path(staging, "generated-fp2docs"))) {
         Job job = job(conf, "fp2docs", connection, need(opts, "fp2docs"), winners, staging);
@@ -165,8 +168,17 @@ public final class Main extends Configured implements Tool {
         job.setMapperClass(Fp2docsJob.Columns.class);
         job.setMapOutputValueClass(org.apache.hadoop.hbase.KeyValue.class);
         configure(job, connection, need(opts, "fp2docs")); // sets HBase's CellSortReducer
-        run(job, "fp2docs");
-        fs.create(new Path(staging, "generated-fp2docs")).close();
+        jobs.add(job);
+        phases.add("fp2docs");
+      }
+      Jobs.Succeeded mark = i -> fs.create(new Path(staging, "generated-" + phases.get(i))).close();
+      if (Jobs.onYarn(conf)) {
+        Jobs.runTogether(jobs, phases, out, mark);
+      } else { // the local runner's tasks share this JVM's heap: one job at a time
+        for (int i = 0; i < jobs.size(); i++) {
+          Jobs.runTogether(jobs.subList(i, i + 1), phases.subList(i, i + 1), out, index -> {});
+          mark.accept(i);
+        }
       }
     }
     out.println("{\"event\": \"generated\"}");
@@ -199,12 +211,12 @@ public final class Main extends Configured implements Tool {
     // The tasks' cost is Python's fingerprinting: a second attempt of a slow one doubles it, and gains little.
     conf.setBoolean("mapreduce.map.speculative", false);
     if (opts.containsKey("env")) { // the Python environment, a PEX, through the distributed cache
-      Path env = new Path(staging, "env/" + ParseJob.LINK);
-      if (!fs.exists(env)) {
-        fs.copyFromLocalFile(false, true, new Path(new java.io.File(opts.get("env")).toURI()), env);
-      }
-      job.addCacheFile(new java.net.URI(fs.makeQualified(env).toUri() + "#" + ParseJob.LINK));
+      Path env = SharedFiles.place(conf, new java.io.File(opts.get("env")));
+      job.addCacheFile(new java.net.URI(env.toUri() + "#" + ParseJob.LINK));
       conf.set(ParseJob.ENV, ParseJob.LINK);
+    }
+    if (opts.containsKey("probe") && Jobs.onYarn(conf)) { // the NodeManagers can run the tasks' Python
+      NodeCheck.run(job, opts.get("probe").replace("\\n", "\n"), staging, out);
     }
     Job done = Jobs.run(job, "parse", out);
     ParseJob.publishRejects(fs, output, new Path(need(opts, "rejects")), conf);

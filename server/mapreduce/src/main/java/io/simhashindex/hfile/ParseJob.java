@@ -55,7 +55,7 @@ final class ParseJob {
   static final String LINK = "simhash-index.pex";
   private static final int FILE_SHIFT = 40; // lines per file below 2^40
 
-  enum Counts { FILES, LINES, RECORDS, REJECTED }
+  enum Counts { FILES, LINES, RECORDS, REJECTED, PYTHON_CPU_MILLISECONDS }
 
   /** The inputs, each expanded (a glob, a directory's files at any depth) and sorted, in the order given. */
   static final class Files extends FileInputFormat<LongWritable, Text> {
@@ -176,14 +176,8 @@ final class ParseJob {
     protected void map(LongWritable number, Text value, Context context) throws IOException, InterruptedException {
       Configuration conf = context.getConfiguration();
       Path path = new Path(value.toString());
-      List<String> command = command(conf, path.toString());
-      ProcessBuilder builder = new ProcessBuilder(command);
-      Map<String, String> env = builder.environment();
-      if (conf.get(ENV) != null) {
-        env.put("PEX_MODULE", "simhash_server.bulk.file_task");
-        // Where the PEX unpacks itself: once per node and user, not once per task (its container's tmp).
-        env.put("PEX_ROOT", conf.get(PEX_ROOT, "/tmp/simhash-index-pex-" + System.getProperty("user.name")));
-      }
+      ProcessBuilder builder = process(conf, path.toString());
+      List<String> command = builder.command();
       Process process;
       try {
         process = builder.start();
@@ -215,7 +209,7 @@ final class ParseJob {
             reject.set(name + "\t" + line + "\t" + new String(text, StandardCharsets.UTF_8));
             outputs.write(REJECTS, NullWritable.get(), reject, REJECTS + "/part");
           } else if (kind == 'E') {
-            end = new long[] {in.readLong(), in.readLong(), in.readLong()};
+            end = new long[] {in.readLong(), in.readLong(), in.readLong(), in.readLong()};
           } else {
             throw new IOException("the Python task wrote an unknown frame " + kind + " for " + name);
           }
@@ -237,6 +231,19 @@ final class ParseJob {
       context.getCounter(Counts.LINES).increment(end[0]);
       context.getCounter(Counts.RECORDS).increment(end[1]);
       context.getCounter(Counts.REJECTED).increment(end[2]);
+      context.getCounter(Counts.PYTHON_CPU_MILLISECONDS).increment(end[3]);
+    }
+
+    /** The tasks' Python (from the PEX, or -m here) for {@code name}, a file's name or --probe. */
+    static ProcessBuilder process(Configuration conf, String name) {
+      ProcessBuilder builder = new ProcessBuilder(command(conf, name));
+      Map<String, String> env = builder.environment();
+      if (conf.get(ENV) != null) {
+        env.put("PEX_MODULE", "simhash_server.bulk.file_task");
+        // Where the PEX unpacks itself: once per node and user, not once per task (its container's tmp).
+        env.put("PEX_ROOT", conf.get(PEX_ROOT, "/tmp/simhash-index-pex-" + System.getProperty("user.name")));
+      }
+      return builder;
     }
 
     private static List<String> command(Configuration conf, String name) {

@@ -16,8 +16,8 @@ import org.apache.hadoop.security.UserGroupInformation;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Jobs share one uploaded copy of each jar, named by its content (here on Hadoop's local filesystem). */
-class SharedJarsTest {
+/** Jobs share one uploaded copy of each jar or PEX, named by its content (here on Hadoop's local filesystem). */
+class SharedFilesTest {
   @TempDir Path tmp;
 
   private Job job(Path... jars) throws Exception {
@@ -45,24 +45,38 @@ class SharedJarsTest {
     Path a = write(tmp.resolve("a.jar"), "first");
     Path b = write(tmp.resolve("b.jar"), "second");
     Job first = job(a, b);
-    SharedJars.share(first);
+    SharedFiles.share(first);
     Job second = job(a, b);
-    SharedJars.share(second);
+    SharedFiles.share(second);
 
     assertNull(first.getConfiguration().get("tmpjars")); // Hadoop uploads nothing more per job
     assertEquals(2, shipped(first).length);
     assertArrayEquals(shipped(first), shipped(second));
     String user = UserGroupInformation.getCurrentUser().getShortUserName();
-    try (Stream<Path> files = Files.list(tmp.resolve("staging").resolve(user).resolve(SharedJars.DIRECTORY))) {
+    try (Stream<Path> files = Files.list(tmp.resolve("staging").resolve(user).resolve(SharedFiles.DIRECTORY))) {
       assertEquals(2, files.filter(p -> !p.getFileName().toString().endsWith(".crc")).count());
     }
     assertEquals("first", read(shipped(first)[0].replaceFirst("^file:", "")));
 
     write(a, "rebuilt");
     Job third = job(a, b);
-    SharedJars.share(third);
+    SharedFiles.share(third);
     assertNotEquals(shipped(first)[0], shipped(third)[0]);
     assertEquals(shipped(first)[1], shipped(third)[1]);
     assertEquals("rebuilt", read(shipped(third)[0].replaceFirst("^file:", "")));
+  }
+
+  @Test
+  void aPexIsPlacedOnceByItsContent() throws Exception {
+    Path pex = write(tmp.resolve("simhash-index.pex"), "environment");
+    Configuration conf = job().getConfiguration();
+    org.apache.hadoop.fs.Path first = SharedFiles.place(conf, pex.toFile());
+    assertEquals(first, SharedFiles.place(conf, pex.toFile()));
+    assertEquals(true, first.getName().matches("simhash-index-[0-9a-f]{16}\\.pex"), first.getName());
+    write(pex, "rebuilt");
+    org.apache.hadoop.fs.Path second = SharedFiles.place(conf, pex.toFile());
+    assertNotEquals(first, second);
+    assertEquals("rebuilt", read(second.toUri().getPath()));
+    assertEquals("environment", read(first.toUri().getPath())); // a load under way keeps its copy
   }
 }
