@@ -107,15 +107,23 @@ def on_local(folder: Path, n: int) -> dict[str, float]:
         tasks = max(tasks_reaped, sum(live.values()))
         return {
             "n": n, "elapsed": elapsed, "cpu_submitting": loader + jvm, "cpu_python_loader": loader,
-            "cpu_job_jvm": jvm, "cpu_tasks_python": tasks, "cpu_region_servers": cpu_seconds(master) - hbase_before,
+            "cpu_job_jvm": jvm, "cpu_tasks_python": tasks,
+            "cpu_parse_python": _seconds(out, "the parse tasks' Python CPU "),
+            "cpu_region_servers": cpu_seconds(master) - hbase_before,
         }  # fmt: skip
     finally:
         local.stop()
 
 
+def _seconds(out: str, label: str) -> float:
+    """A figure the command printed as ``LABEL 12.3 s``; 0 where it printed none."""
+    return float(out.split(label, 1)[1].split(" s", 1)[0]) if label in out else 0.0
+
+
 def on_yarn(folder: Path, n: int) -> dict[str, float]:
     """YARN: the pages put on the cluster's HDFS first, then loaded from there; the parse job's tasks' CPU is
-    YARN's own account (CPU_MILLISECONDS: each container's process tree, its Python included)."""
+    YARN's account of the task JVMs (CPU_MILLISECONDS, sampled at a task's end, when its Python is gone) plus
+    the Python processes' own, as each reports it (hfile-load prints their sum)."""
     stack = Stack.on_free_ports(f"simhashbenchtexts{os.getpid()}")
     home = WORK / stack.project
     home.mkdir(parents=True, exist_ok=True)
@@ -149,10 +157,10 @@ def on_yarn(folder: Path, n: int) -> dict[str, float]:
             raise SystemExit(f"hfile-load --runner yarn failed ({proc.returncode}): {out}\n{err[-3000:]}")
         print(out.strip(), flush=True)
         used = {s: stack.cpu_seconds(s) - before[s] for s in busy}
-        parse = float(out.split("tasks' CPU parse ", 1)[1].split(" s", 1)[0]) if "tasks' CPU parse " in out else 0.0
         return {
             "n": n, "elapsed": elapsed, "cpu_submitting": client, "cpu_nodemanagers": used["nodemanager1"] +
-            used["nodemanager2"], "cpu_parse_tasks": parse,
+            used["nodemanager2"], "cpu_parse_tasks": _seconds(out, "tasks' CPU parse "),
+            "cpu_parse_python": _seconds(out, "the parse tasks' Python CPU "),
             "cpu_region_servers": used["regionserver1"] + used["regionserver2"],
         }  # fmt: skip
     finally:
@@ -167,9 +175,9 @@ def report(results: dict[str, dict[str, float]]) -> None:
     print(f"`fingerprint --workers 1 --sketch`: {rate:,.0f} pages/s, {1e3 * per_doc:.3f} ms CPU per page")
     print(
         "| runner | elapsed s | pages/s | CPU s: submitting machine | tasks | region servers | "
-        "submitting share | tasks' CPU per page / fingerprint's |"
+        "submitting share | tasks' CPU per page / fingerprint's | their Python's |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for runner in ("local", "yarn"):
         if runner not in results:
             continue
@@ -180,12 +188,13 @@ def report(results: dict[str, dict[str, float]]) -> None:
         print(
             f"| {runner} | {r['elapsed']:,.0f} | {r['n'] / r['elapsed']:,.0f} | {r['cpu_submitting']:,.1f} | "
             f"{tasks:,.1f} | {r['cpu_region_servers']:,.1f} | {r['cpu_submitting'] / total:.1%} | "
-            f"{parse / r['n'] / per_doc:.2f}x |"
+            f"{parse / r['n'] / per_doc:.2f}x | {r.get('cpu_parse_python', 0.0) / r['n'] / per_doc:.2f}x |"
         )
     print(
         "local: the submitting machine is the command and its job JVM (which also runs every task's Java side); "
         "tasks, the tasks' Python.  yarn: tasks, the NodeManagers' containers; the ratio, the parse job's own "
-        "account (CPU_MILLISECONDS), its Java side included."
+        "JVMs' (CPU_MILLISECONDS) and their Python's.  Their Python's: the parse tasks' Python processes' "
+        "own CPU, as each reports it at its end."
     )
 
 

@@ -11,8 +11,7 @@ outside it).
   in tests/integration/test_hfile_load.py, and a server replica must answer from them.
 - clusters: interrupted (SIGINT) while the job after its first phase runs on YARN, whose application must end
   killed, then run again, which resumes from the finished phase; its pairs and clusters must be exactly
-  brute force's.  Then `--read snapshot` over the same index: snapshots restored on HDFS, read by the tasks
-  from their files, deleted afterwards; exactly brute force's again."""
+  brute force's.  (`--read snapshot` on YARN is test_yarn_texts.py's, verified against the sketches.)"""
 
 from __future__ import annotations
 
@@ -223,25 +222,3 @@ def test_clusters_on_yarn_resume_after_an_interruption_and_equal_brute_force(
     summary = json.loads((output / "summary.json").read_text())
     assert summary["tiles"] > 1 and summary["pairs"] == len(truth)
     assert summary["largest_clusters"]  # the tables came back from the cluster's filesystem
-
-
-def test_clusters_on_yarn_read_from_snapshots_on_hdfs_equal_brute_force(
-    cluster, yarn: YarnClient, clustered: Clustered, tmp_path: Path
-) -> None:
-    """--read snapshot: snapshots of the tables taken, restored on HDFS beside the cluster's hbase.rootdir
-    (from the copied hbase-site.xml), read by the YARN tasks from their files; then deleted."""
-    output = tmp_path / "snap"
-    # The default budget: no tiles job (the scan test has them; they read no table), one YARN job fewer.
-    command = yarn.command(
-        "clusters", str(output), "--read", "snapshot", "--staging-uri", f"{STAGING}/clusters-snap", "--fetch-output"
-    )
-    done = subprocess.run(command, env=yarn.env(clustered.prefix), capture_output=True, text=True, timeout=1800)
-    assert done.returncode == 0, done.stderr[-3000:]
-    found = {(int(a, 16), int(b, 16)) for a, b, _ in read_parts(output / "pairs")}
-    assert found == clustered.truth
-    got = {unescape(doc): unescape(cluster_id) for doc, cluster_id in read_parts(output / "clusters")}
-    assert got == expected_clusters(clustered.live, clustered.truth)
-    summary = json.loads((output / "summary.json").read_text())
-    assert summary["read"] == "snapshot" and summary["documents"] == len(clustered.live)
-    assert not [name for name in yarn.hdfs_list("/hbase/.hbase-snapshot") if "-clusters-" in name]  # deleted
-    assert yarn.hdfs_list("/simhash-restore") == []  # the restored snapshots too

@@ -6,10 +6,14 @@ and bad lines; a NodeManager running a task is killed mid-job.
 - Every stored fingerprint and sketch is what `simhash-index fingerprint --sketch` makes of its text here:
   the tables equal, cell for cell, a bulk-load of that output through Thrift.
 - The rejects are on HDFS, each with its input, line and reason.
+- The same HDFS input through the local runner, into the launcher's HBase on this machine, gives the same
+  tables' digests.
 - A server replica's verified Query finds the planted copies VERIFIED, with exactly the hits a brute force
   over the local fingerprints and sketches gives.
-- `clusters --runner yarn --min-similarity 0.75` over the loaded index gives exactly the clusters of a brute
-  force over the same fingerprints and sketches."""
+- `clusters --runner yarn --min-similarity 0.75 --read snapshot` over the loaded index gives exactly the
+  clusters of a brute force over the same fingerprints and sketches: the tasks read the tables' snapshots,
+  restored on HDFS beside the cluster's hbase.rootdir (from the copied hbase-site.xml), and the sketches in
+  fp2docs with them; the snapshots are deleted afterwards."""
 
 from __future__ import annotations
 
@@ -96,7 +100,7 @@ BAD_LINES = [
 
 
 def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanager_killed(
-    cluster, yarn: YarnClient, tmp_path: Path
+    cluster, yarn: YarnClient, hbase, tmp_path: Path
 ) -> None:
     texts, planted = corpus(seed=71)
     lines = [json.dumps({"doc_id": doc, "text": text}, ensure_ascii=False) for doc, text in texts.items()]
@@ -131,6 +135,15 @@ def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanage
     assert by_thrift.returncode == 0, by_thrift.stderr
 
     uri = f"hdfs://namenode:8020{folder}/"
+    # Before the parse job, a task on each NodeManager starts the tasks' Python: one they lack stops the load.
+    lacking = yarn.command("hfile-load", uri, "--staging", str(tmp_path / "lacking"), "--staging-uri",
+                           f"{STAGING}/lacking", "--task-python", "python3.99", "--quiet")  # fmt: skip
+    refused = subprocess.run(lacking, env=yarn.env("textsyarn"), capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 1, refused.stderr[-3000:]
+    assert "cannot start python3.99, the Python the tasks' PEX needs" in refused.stderr, refused.stderr[-3000:]
+    assert "NodeManager nodemanager" in refused.stderr, refused.stderr[-3000:]
+    assert [a["name"] for a in yarn.applications() if "parse" in str(a["name"])] == []  # none was submitted
+
     command = yarn.command(
         "hfile-load",
         uri,
@@ -144,8 +157,10 @@ def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanage
         command, env=yarn.env("textsyarn"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        until(lambda: task_running(cluster, "nodemanager2") or load.poll() is not None, "a task on nodemanager2")
-        assert load.poll() is None, "the load ended before any task ran on nodemanager2"
+        # Killed while a parse task's Python reads a file there (after the NodeManagers' check).
+        parsing = f"{uri}part-"  # the file's name is the Python's argument (the PEX's venv re-executes it)
+        until(lambda: task_running(cluster, "nodemanager2", parsing) or load.poll() is not None, "a parse task")
+        assert load.poll() is None, "the load ended before any parse task ran on nodemanager2"
         cluster.docker("kill", cluster.container("nodemanager2"))
         killed = time.monotonic()
         stdout, stderr = load.communicate(timeout=1200)
@@ -158,6 +173,7 @@ def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanage
     documents = len(texts)
     assert f"lines read {documents + len(BAD_LINES):,}; records {documents:,}" in stdout, stdout
     assert f"rejected {len(BAD_LINES)}" in stdout and f"see {uri.rstrip('/')}.rejects" in stderr
+    assert "NodeManagers checked 2" in stdout and "not checked" not in stderr
 
     # Each reject on HDFS, with its input, line and reason.
     rejects = sorted(
@@ -179,12 +195,34 @@ def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanage
     assert len(expected["docs"]) == documents
 
     cluster.docker("start", cluster.container("nodemanager2"))
+    by_local = _local_runner_cells(hbase, yarn, uri, tmp_path)
+    assert {t: digest(c) for t, c in by_local.items()} == {t: digest(c) for t, c in got.items()}
     fps = {doc: int(r["simhash"], 16) for doc, r in records.items()}
     sketches = {doc: base64.b64decode(r["sketch"]) for doc, r in records.items()}
     _verified_queries_answer_as_brute_force(yarn, texts, planted, fps, sketches)
     cluster.healthy("nodemanager2")
     yarn.refresh()
     _verified_clusters_equal_brute_force(yarn, fps, sketches, tmp_path)
+
+
+def _local_runner_cells(hbase, yarn: YarnClient, uri: str, tmp_path: Path) -> dict[str, list]:
+    """The same HDFS files loaded by the local runner (its tasks' Python is this machine's) into the
+    launcher's HBase here; that index's cells."""
+    if hbase.local is None:
+        raise AssertionError("the local runner's check needs the launcher's HBase: unset SIMHASH_TEST_HBASE")
+    env = yarn.env("textslocal") | {
+        "SIMHASH_HBASE_THRIFT_PORT": str(hbase.thrift_port),
+        "SIMHASH_HBASE_THRIFT2_PORT": str(hbase.thrift2_port),
+        "SIMHASH_ZOOKEEPER": f"127.0.0.1:{hbase.local.ports.zookeeper}",
+    }
+    schema = subprocess.run([CLI, "schema", "apply", "--regions", "2"], env=env, capture_output=True, text=True)
+    assert schema.returncode == 0, schema.stderr
+    rejects = tmp_path / "local.rejects"
+    command = [CLI, "hfile-load", uri, "--staging", str(tmp_path / "local-staging"), "--rejects", f"file://{rejects}"]
+    done = subprocess.run([*command, "--quiet"], env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 3, done.stderr[-3000:]
+    assert sum(len(p.read_text().splitlines()) for p in rejects.glob("part-*")) == len(BAD_LINES)
+    return cells(None, "textslocal", hbase.thrift_port)
 
 
 def _brute_links(fps: dict[str, int], sketches: dict[str, bytes]) -> dict[frozenset[str], float]:
@@ -238,6 +276,8 @@ def _verified_clusters_equal_brute_force(
         str(output),
         "--min-similarity",
         str(FLOOR),
+        "--read",
+        "snapshot",
         "--staging-uri",
         f"{STAGING}/texts-clusters",
         "--fetch-output",
@@ -250,3 +290,7 @@ def _verified_clusters_equal_brute_force(
     expected = components([tuple(("doc", d) for d in pair) for pair in links], fps)  # type: ignore[arg-type]
     assert {doc: c for doc, c in read_parts(output / "clusters")} == expected
     assert len(links) > 300
+    summary = json.loads((output / "summary.json").read_text())
+    assert summary["read"] == "snapshot" and summary["documents"] == len(fps)
+    assert not [name for name in yarn.hdfs_list("/hbase/.hbase-snapshot") if "-clusters-" in name]  # deleted
+    assert yarn.hdfs_list("/simhash-restore") == []  # the restored snapshots too

@@ -94,10 +94,10 @@ def until(condition: Callable[[], bool], what: str, seconds: float = 300) -> Non
         time.sleep(0.5)  # between checks of the condition
 
 
-def cells(cluster, prefix: str) -> dict[str, list[tuple[bytes, bytes, bytes]]]:
+def cells(cluster, prefix: str, thrift_port: int | None = None) -> dict[str, list[tuple[bytes, bytes, bytes]]]:
     """Every cell of the index's three tables, but the docs rows' writer entries (only live writers leave
-    them: tests/integration/test_hfile_load.py)."""
-    conn = happybase.Connection("127.0.0.1", cluster.thrift_port, timeout=120_000)
+    them: tests/integration/test_hfile_load.py); from the cluster's gateway unless another is named."""
+    conn = happybase.Connection("127.0.0.1", thrift_port or cluster.thrift_port, timeout=120_000)
     try:
         return {
             table: [
@@ -112,10 +112,11 @@ def cells(cluster, prefix: str) -> dict[str, list[tuple[bytes, bytes, bytes]]]:
         conn.close()
 
 
-def task_running(cluster, host: str) -> bool:
-    """Whether a MapReduce task or application master runs in the NodeManager's container."""
+def task_running(cluster, host: str, marker: str | None = None) -> bool:
+    """Whether a MapReduce task or application master runs in the NodeManager's container; or, given a
+    marker, a process whose command line holds it."""
     top = cluster.docker("top", cluster.container(host), "-o", "pid,args").stdout
-    return "YarnChild" in top or "MRAppMaster" in top
+    return marker in top if marker else "YarnChild" in top or "MRAppMaster" in top
 
 
 @contextlib.contextmanager
