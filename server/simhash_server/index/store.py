@@ -31,18 +31,16 @@ from simhash_schema import (
     SchemaError,
     VersionMismatch,
     connect,
-    describe,
-    ensure_meta,
     index_tables,
-    read_meta,
-    table_exists,
 )
-from simhash_server.fingerprint import FINGERPRINT_VERSION, VERSIONS, Recipe, recipe_of
+from simhash_server.fingerprint import FINGERPRINT_VERSION, Recipe, recipe_of
+from simhash_server.index.batches import delete_cells, send_plan
 from simhash_server.index.claims import Claim, claim, new_owner, release
 from simhash_server.index.coalesce import Coalescer
 from simhash_server.index.config import StoreConfig
 from simhash_server.index.errors import StoreError, Unavailable
-from simhash_server.index.keys import LAYOUT, fingerprint_of_row, fingerprint_row
+from simhash_server.index.keys import fingerprint_of_row, fingerprint_row
+from simhash_server.index.meta import check_meta, meta_record, missing_tables, retention_of
 from simhash_server.index.model import (
     MAX_DISTANCE,
     VERIFY_MAX_DISTANCE,
@@ -71,34 +69,15 @@ from simhash_server.index.writes import (
     doc_stamps,
     index_steps,
     new_entry,
+    plan_steps,
     read_record,
     settle,
 )
 from simhash_server.metrics import BATCH_CALLS
 
-__all__ = ["IndexStore", "StoreConfig", "check_meta"]
+__all__ = ["IndexStore", "StoreConfig", "check_meta"]  # check_meta: index/meta.py's, as before
 
 log = logging.getLogger(__name__)
-
-
-def check_meta(stored: IndexMeta, wanted: str | None) -> Recipe:
-    """The recipe an index's meta record names, if this build serves it (and it is ``wanted``, if given)."""
-    if stored.layout != LAYOUT:
-        raise VersionMismatch(
-            f"the index holds fingerprints of layout {stored.layout!r}, this server reads {LAYOUT!r}: "
-            "refusing to mix them (use another table prefix, or reindex)"
-        )
-    if stored.fingerprint_version not in VERSIONS:
-        raise VersionMismatch(
-            f"the index holds fingerprints of fingerprint_version {stored.fingerprint_version!r}, which this "
-            f"build does not make (it knows {', '.join(map(repr, VERSIONS))}): refusing to mix them"
-        )
-    if wanted is not None and stored.fingerprint_version != wanted:
-        raise VersionMismatch(
-            f"the index holds fingerprints of fingerprint_version {stored.fingerprint_version!r}, not the "
-            f"{wanted!r} asked for: refusing to mix them (use another table prefix, or reindex: docs/operations.md)"
-        )
-    return recipe_of(stored.fingerprint_version)
 
 
 C = TypeVar("C")
@@ -157,10 +136,7 @@ class IndexStore:
         configured one, or the newest)."""
 
         def check(client: Any) -> IndexMeta:
-            # Not the claims table: without it only Deduplicate fails (claims.py says to apply the schema),
-            # so a server upgraded before `schema apply` still serves everything else.
-            needed = [s for s in self.tables.all() if s is not self.tables.claims]
-            missing = [s.name for s in needed if not table_exists(client, s.name)]
+            missing = missing_tables(client, self.tables)
             if missing:
                 raise SchemaError(f"tables missing: {', '.join(missing)}; run `simhash-index schema apply`")
             return self._meta_record(client)
@@ -170,27 +146,17 @@ class IndexStore:
         return meta
 
     def read_retention(self, deadline: float | None = None) -> int | None:
-        """Learn the index's retention: the docs table's TTL (`schema apply --retention` sets all three alike).
-
-        A table's settings come from the HMaster, which queries and writes do not need: while it cannot
-        answer, the last retention learnt stays, and serving goes on (a warning says so)."""
-
-        def read(client: Any) -> int | None:
-            found = describe(client, self.tables.docs.name).get(self.tables.docs.family.name, {})
-            return found.get("ttl_seconds")
-
+        """Learn the index's retention (meta.retention_of).  A table's settings come from the HMaster, which
+        queries and writes do not need: while it cannot answer, the last retention learnt stays, and serving
+        goes on (a warning says so)."""
         try:
-            self.retention_seconds = self.thrift2.run(read, deadline=deadline)
+            self.retention_seconds = self.thrift2.run(lambda c: retention_of(c, self.tables), deadline=deadline)
         except StoreError as exc:
             log.warning("cannot read the index's retention, keeping %s: %s", self.retention_seconds, exc)
         return self.retention_seconds
 
     def _meta_record(self, client: Any) -> IndexMeta:
-        stored = read_meta(client, self.tables.meta)
-        if stored is None:  # a new index: record the version it is made with (the first writer wins)
-            wanted = self.config.fingerprint_version or FINGERPRINT_VERSION
-            stored = ensure_meta(client, self.tables.meta, IndexMeta(wanted, LAYOUT))
-        return stored
+        return meta_record(client, self.tables, self.config.fingerprint_version or FINGERPRINT_VERSION)
 
     def _adopt(self, meta: IndexMeta) -> IndexMeta:
         if self.meta is not None and meta != self.meta:
@@ -288,7 +254,7 @@ class IndexStore:
         for attempt in range(_TIE_RETRIES):
             now = int(time.time() * 1000)
             stamps = doc_stamps(floor, seen, now, spread=8 * attempt)
-            plan = self._plan(steps, before, entry, stamps, now)
+            plan = plan_steps(steps, before, entry, stamps, now)
             split = 1 + max(n for n, (_, step) in enumerate(plan) if step.table == "docs")
             self.write_plan(plan[:split], deadline)
             rest = self._settling.submit(self.write_plan, plan[split:], deadline) if plan[split:] else None
@@ -306,26 +272,6 @@ class IndexStore:
             floor = after
         raise Unavailable(f"{len(docs)} documents' writes kept colliding with other writers of the same ids; retry")
 
-    @staticmethod
-    def _plan(
-        steps: Callable[[dict[bytes, Record], bytes, int], list[Step]],
-        before: dict[bytes, Record],
-        entry: bytes,
-        stamps: dict[bytes, int],
-        now: int,
-    ) -> list[tuple[int, Step]]:
-        """The steps of the documents sharing each timestamp, at it (one group, one stamp, but for dated
-        documents); drawer rows at the present, or later than every document's stamp."""
-        groups: dict[int, dict[bytes, Record]] = {}
-        for doc, stamp in stamps.items():
-            groups.setdefault(stamp, {})[doc] = before[doc]
-        drawer_stamp = max(now, *stamps.values())
-        return [
-            (drawer_stamp if step.table == "drawers" else stamp, step)
-            for stamp, records in sorted(groups.items())
-            for step in steps(records, entry, now)
-        ]
-
     def write_steps(self, steps: Sequence[Step], deadline: float | None, stamp: int | None = None) -> None:
         """Send the steps in order, every cell at ``stamp`` (None: HBase's clock).  Tests send part of a call's
         steps, as a writer killed between them would have."""
@@ -334,31 +280,10 @@ class IndexStore:
     def write_plan(self, plan: Sequence[tuple[int | None, Step]], deadline: float | None) -> None:
         """Send the steps in order (writes.py says why the order matters), each at its timestamp (None: HBase's
         clock); a retry repeats them all."""
-        wal = self.config.wal
-
-        def write(conn: happybase.Connection) -> None:
-            for stamp, step in plan:
-                with conn.table(self._names[step.table]).batch(wal=wal, timestamp=stamp) as batch:
-                    for row, columns in step.deletes:
-                        batch.delete(row, columns=columns)
-                    for row, data in step.puts:
-                        batch.put(row, data)
-
-        self.thrift1.run(write, deadline=deadline)
+        self.thrift1.run(lambda conn: send_plan(conn, self._names, plan, self.config.wal), deadline=deadline)
 
     def _delete_cells(self, table: str, cells: list[tuple[bytes, bytes, int]], deadline: float | None) -> None:
-        """Delete each (row, column, timestamp) cell's version at that timestamp and older ones."""
-
-        def delete(conn: happybase.Connection) -> None:
-            by_stamp: dict[int, list[tuple[bytes, bytes]]] = {}
-            for row, column, stamp in cells:
-                by_stamp.setdefault(stamp, []).append((row, column))
-            for stamp, group in by_stamp.items():
-                with conn.table(self._names[table]).batch(wal=self.config.wal, timestamp=stamp) as batch:
-                    for row, column in group:
-                        batch.delete(row, columns=[column])
-
-        self.thrift1.run(delete, deadline=deadline)
+        self.thrift1.run(lambda conn: delete_cells(conn, self._names[table], cells, self.config.wal), deadline=deadline)
 
     # -- reads ----------------------------------------------------------------------------------------
     def claim(self, fp: int | Sequence[int], deadline: float | None = None) -> Claim:

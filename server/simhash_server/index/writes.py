@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 from simhash_server.index.keys import doc_column, drawer_keys, fingerprint_of_row, fingerprint_row
@@ -66,6 +66,7 @@ __all__ = [
     "entry_written",
     "index_steps",
     "new_entry",
+    "plan_steps",
     "read_record",
     "settle",
 ]
@@ -188,6 +189,26 @@ def delete_steps(old: Mapping[bytes, Record], entry: bytes = ENTRY_PREFIX, now_m
             puts=[(doc, {entry: b""}) for doc in live],
             deletes=[(doc, [FP_COLUMN, *stale[doc]]) for doc in live],
         ),
+    ]
+
+
+def plan_steps(
+    steps: Callable[[dict[bytes, Record], bytes, int], list[Step]],
+    before: dict[bytes, Record],
+    entry: bytes,
+    stamps: dict[bytes, int],
+    now: int,
+) -> list[tuple[int, Step]]:
+    """The steps of the documents sharing each timestamp, at it (one group, one stamp, but for dated
+    documents); drawer rows at the present, or later than every document's stamp."""
+    groups: dict[int, dict[bytes, Record]] = {}
+    for doc, stamp in stamps.items():
+        groups.setdefault(stamp, {})[doc] = before[doc]
+    drawer_stamp = max(now, *stamps.values())
+    return [
+        (drawer_stamp if step.table == "drawers" else stamp, step)
+        for stamp, records in sorted(groups.items())
+        for step in steps(records, entry, now)
     ]
 
 
