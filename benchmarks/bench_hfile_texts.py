@@ -122,8 +122,8 @@ def _seconds(out: str, label: str) -> float:
 
 def on_yarn(folder: Path, n: int) -> dict[str, float]:
     """YARN: the pages put on the cluster's HDFS first, then loaded from there; the parse job's tasks' CPU is
-    YARN's account of the task JVMs (CPU_MILLISECONDS, sampled at a task's end, when its Python is gone) plus
-    the Python processes' own, as each reports it (hfile-load prints their sum)."""
+    YARN's account (CPU_MILLISECONDS: each task's process tree, sampled every few seconds, its Python
+    included up to the last sample); the Python processes' own CPU as each reports it, beside."""
     stack = Stack.on_free_ports(f"simhashbenchtexts{os.getpid()}")
     home = WORK / stack.project
     home.mkdir(parents=True, exist_ok=True)
@@ -159,7 +159,7 @@ def on_yarn(folder: Path, n: int) -> dict[str, float]:
         used = {s: stack.cpu_seconds(s) - before[s] for s in busy}
         return {
             "n": n, "elapsed": elapsed, "cpu_submitting": client, "cpu_nodemanagers": used["nodemanager1"] +
-            used["nodemanager2"], "cpu_parse_tasks": _seconds(out, "tasks' CPU parse "),
+            used["nodemanager2"], "cpu_parse_tasks": _seconds(out.split("tasks' CPU ", 1)[-1], "parse "),
             "cpu_parse_python": _seconds(out, "the parse tasks' Python CPU "),
             "cpu_region_servers": used["regionserver1"] + used["regionserver2"],
         }  # fmt: skip
@@ -193,8 +193,8 @@ def report(results: dict[str, dict[str, float]]) -> None:
     print(
         "local: the submitting machine is the command and its job JVM (which also runs every task's Java side); "
         "tasks, the tasks' Python.  yarn: tasks, the NodeManagers' containers; the ratio, the parse job's own "
-        "JVMs' (CPU_MILLISECONDS) and their Python's.  Their Python's: the parse tasks' Python processes' "
-        "own CPU, as each reports it at its end."
+        "account (CPU_MILLISECONDS: the tasks' process trees, sampled).  Their Python's: the parse tasks' Python "
+        "processes' own CPU, as each reports it at its end."
     )
 
 

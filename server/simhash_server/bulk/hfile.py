@@ -384,10 +384,9 @@ class _Load:
             self.stats.job_seconds[event.phase] = event.data["seconds"]
             cpu = event.data.get("counters", {}).get("CPU_MILLISECONDS", 0)
             if cpu and self.options.runner.kind == "yarn":
-                # YARN's account of a task is its process tree as last sampled, at the task's end: the JVM
-                # alone, its Python child gone by then.  The parse tasks' Python reports its own.
-                python = self.stats.task_python_cpu_seconds if event.phase == "parse" else 0.0
-                self.stats.task_cpu_seconds[event.phase] = cpu / 1000 + python
+                # YARN's account: each task's process tree, sampled every few seconds, so a parse task's Python
+                # is in it up to its last sample (the Python's own figure is task_python_cpu_seconds).
+                self.stats.task_cpu_seconds[event.phase] = cpu / 1000
         elif event.kind == "checked":
             self.stats.nodes_checked = int(event.data["nodes"])
             self.stats.nodes_unchecked = [n for n in str(event.data.get("unchecked", "")).split(",") if n]

@@ -184,8 +184,7 @@ def hfile_load(ctx: click.Context, **opts: Any) -> None:
     if stats.task_cpu_seconds:
         steps += "; tasks' CPU " + ", ".join(f"{name} {cpu:.1f} s" for name, cpu in stats.task_cpu_seconds.items())
     if stats.task_python_cpu_seconds:
-        within = " (of their CPU above)" if stats.task_cpu_seconds else ""
-        steps += f"; the parse tasks' Python CPU {stats.task_python_cpu_seconds:.1f} s{within}"
+        steps += f"; the parse tasks' Python CPU {stats.task_python_cpu_seconds:.1f} s"
     if stats.nodes_checked:
         steps += f"; NodeManagers checked {stats.nodes_checked}"
     if stats.nodes_unchecked:
