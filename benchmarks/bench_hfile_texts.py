@@ -56,13 +56,19 @@ def write_pages(n: int) -> Path:
     return folder
 
 
-def fingerprint_alone(folder: Path, n: int) -> dict[str, float]:
+def fingerprint_alone(folder: Path, n: int, at_once: int = 1) -> dict[str, float]:
+    """`fingerprint --workers 1` over every file: one process at a time, or ``at_once`` side by side (as the
+    job's tasks run, one per core: two busy cores may each do less per CPU second than one alone)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.monotonic()
-    for part in sorted(folder.glob("part-*.jsonl")):
-        subprocess.run(
-            [CLI, "fingerprint", "--workers", "1", "--sketch", "-i", str(part), "-o", os.devnull], check=True
-        )
+    parts = sorted(folder.glob("part-*.jsonl"))
+    for start in range(0, len(parts), at_once):
+        running = [
+            subprocess.Popen([CLI, "fingerprint", "--workers", "1", "--sketch", "-i", str(part), "-o", os.devnull])
+            for part in parts[start : start + at_once]
+        ]
+        if any(proc.wait() != 0 for proc in running):
+            raise SystemExit("simhash-index fingerprint failed")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     return {"n": n, "elapsed": time.monotonic() - began, "cpu": cpu}
@@ -148,8 +154,12 @@ def on_yarn(folder: Path, n: int) -> dict[str, float]:
         began = time.monotonic()
         proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         client = 0.0
+        jvms: dict[int, tuple[str, float]] = {}  # the submitting JVMs, each by the command it runs
         while proc.poll() is None:
             client = max(client, tree_cpu(proc.pid))
+            for java in children(proc.pid):
+                step, seen = jvms.get(java) or (_job_command(java), 0.0)
+                jvms[java] = (step, max(seen, cpu_seconds(java)))
             time.sleep(0.5)
         elapsed = time.monotonic() - began
         out, err = proc.communicate()
@@ -162,9 +172,21 @@ def on_yarn(folder: Path, n: int) -> dict[str, float]:
             used["nodemanager2"], "cpu_parse_tasks": _seconds(out.split("tasks' CPU ", 1)[-1], "parse "),
             "cpu_parse_python": _seconds(out, "the parse tasks' Python CPU "),
             "cpu_region_servers": used["regionserver1"] + used["regionserver2"],
+            "cpu_submitting_jvms": {step: sum(c for st, c in jvms.values() if st == step) for step, _ in
+                                    jvms.values()},
         }  # fmt: skip
     finally:
         stack.run("down", "-v", timeout=600)
+
+
+def _job_command(pid: int) -> str:
+    """The hfile job command a submitting JVM runs (the first argument after its main class and -D options)."""
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    except OSError:
+        return "?"
+    rest = args[next((i + 1 for i, a in enumerate(args) if a.startswith("io.simhashindex.")), len(args)) :]
+    return next((a for a in rest if not a.startswith("-D")), "?")
 
 
 def report(results: dict[str, dict[str, float]]) -> None:
@@ -173,9 +195,12 @@ def report(results: dict[str, dict[str, float]]) -> None:
     print(f"\n{os.cpu_count()} cores; {alone['n']:,} pages of about {CHUNK_CHARS:,} characters (zh and en)")
     rate = alone["n"] / alone["elapsed"]
     print(f"`fingerprint --workers 1 --sketch`: {rate:,.0f} pages/s, {1e3 * per_doc:.3f} ms CPU per page")
+    pair = results.get("fingerprint2", alone)
+    per_doc2 = pair["cpu"] / pair["n"]
+    print(f"two of them at once, one per core: {1e3 * per_doc2:.3f} ms CPU per page")
     print(
         "| runner | elapsed s | pages/s | CPU s: submitting machine | tasks | region servers | "
-        "submitting share | tasks' CPU per page / fingerprint's | their Python's |"
+        "submitting share | tasks' CPU per page / fingerprint's (alone; two at once) | their Python's |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for runner in ("local", "yarn"):
@@ -185,11 +210,18 @@ def report(results: dict[str, dict[str, float]]) -> None:
         tasks = r["cpu_tasks_python"] if runner == "local" else r["cpu_nodemanagers"]
         parse = r["cpu_tasks_python"] if runner == "local" else r["cpu_parse_tasks"]
         total = r["cpu_submitting"] + tasks + r["cpu_region_servers"]
+        python = r.get("cpu_parse_python", 0.0) / r["n"]
         print(
             f"| {runner} | {r['elapsed']:,.0f} | {r['n'] / r['elapsed']:,.0f} | {r['cpu_submitting']:,.1f} | "
             f"{tasks:,.1f} | {r['cpu_region_servers']:,.1f} | {r['cpu_submitting'] / total:.1%} | "
-            f"{parse / r['n'] / per_doc:.2f}x | {r.get('cpu_parse_python', 0.0) / r['n'] / per_doc:.2f}x |"
+            f"{parse / r['n'] / per_doc:.2f}x; {parse / r['n'] / per_doc2:.2f}x | "
+            f"{python / per_doc:.2f}x; {python / per_doc2:.2f}x |"
         )
+    if "yarn" in results:
+        jvms = results["yarn"].get("cpu_submitting_jvms", {})
+        rest = results["yarn"]["cpu_submitting"] - sum(jvms.values())
+        shown = ", ".join(f"{step} {cpu:.1f}" for step, cpu in jvms.items())
+        print(f"yarn's submitting machine, CPU s: the command {rest:.1f}; its JVMs, by job command: {shown}")
     print(
         "local: the submitting machine is the command and its job JVM (which also runs every task's Java side); "
         "tasks, the tasks' Python.  yarn: tasks, the NodeManagers' containers; the ratio, the parse job's own "
@@ -204,7 +236,7 @@ def main() -> None:
     parser.add_argument("--runners", default="local,yarn")
     args = parser.parse_args()
     folder = write_pages(args.n)
-    results = {"fingerprint": fingerprint_alone(folder, args.n)}
+    results = {"fingerprint": fingerprint_alone(folder, args.n), "fingerprint2": fingerprint_alone(folder, args.n, 2)}
     print(json.dumps(results["fingerprint"]), flush=True)
     for runner in args.runners.split(","):
         results[runner] = (on_local if runner == "local" else on_yarn)(folder, args.n)

@@ -8,7 +8,7 @@ import shutil
 
 from simhash_deploy.home import HBaseError
 
-__all__ = ["GARBAGE_COLLECTORS", "JDK17_FLAGS", "JIT_FLAGS", "java_binary", "log4j2_properties"]
+__all__ = ["GARBAGE_COLLECTORS", "JDK17_FLAGS", "JIT_FLAGS", "SUBMITTER_FLAGS", "java_binary", "log4j2_properties"]
 
 # The module flags HBase's own bin/hbase passes on JDK 11+ (HBASE-28261 and neighbours).
 JDK17_FLAGS = [
@@ -50,6 +50,10 @@ GARBAGE_COLLECTORS = {"G1": "-XX:+UseG1GC", "ZGC": "-XX:+UseZGC", "Shenandoah": 
 # (serve's warm-up) compile the gateway's and the region server's read path, not tens of thousands
 # (docs/decisions.md#jit-compile-thresholds-scaled-by-025-on-every-launcher-jvm).
 JIT_FLAGS = ["-XX:CompileThresholdScaling=0.25"]
+# A JVM that only submits jobs to YARN and waits for them runs no hot loop: C1 alone, with one compiler
+# thread, and the serial collector spend less of the submitting machine's CPU than C2 and G1's threads do
+# (docs/decisions.md#submitting-parse-task-and-master-jvms-on-yarn-run-c1-and-the-serial-collector).
+SUBMITTER_FLAGS = ["-XX:TieredStopAtLevel=1", "-XX:CICompilerCount=1", "-XX:+UseSerialGC"]
 
 
 def java_binary() -> str:

@@ -155,8 +155,9 @@ class JobRunner:
         pairs = [item for key, value in args.items() for item in (f"--{key}", value)]
         return [*defines, command, *pairs]
 
-    def _java(self, conf: Path, class_path: list[Path], main_class: str) -> list[str]:
-        """The JVM: the launcher's JDK 17 flags, logging to stderr, ``class_path`` before the job's jars."""
+    def _java(self, conf: Path, class_path: list[Path], main_class: str, flags: list[str]) -> list[str]:
+        """The JVM: the launcher's JDK 17 flags and ``flags``, logging to stderr, ``class_path`` before the
+        job's jars."""
         from simhash_deploy.jvm import JDK17_FLAGS
 
         (conf / "log4j2.properties").write_text(_LOG4J2)
@@ -171,6 +172,7 @@ class JobRunner:
             java,
             f"-Xmx{self.heap_mb}m",
             *JDK17_FLAGS,
+            *flags,
             f"-Dlog4j2.configurationFile=file:{conf / 'log4j2.properties'}",
             "-cp",
             ":".join([*map(str, class_path), str(jar), f"{jar.parent / 'lib'}/*"]),
@@ -189,7 +191,7 @@ class JobRunner:
         host, _, port = (self.zookeeper or "127.0.0.1:2181").partition(":")
         site = {"hbase.zookeeper.quorum": host, "hbase.zookeeper.property.clientPort": port or "2181"}
         (conf / "hbase-site.xml").write_text(site_xml(site | AIRCOMPRESSOR_CODECS, "written by hfile-load"))
-        return [*self._java(conf, [conf], main_class), *self._arguments(command, args, str(staging.resolve()))]
+        return [*self._java(conf, [conf], main_class, []), *self._arguments(command, args, str(staging.resolve()))]
 
     def cluster_conf_dirs(self) -> list[Path]:
         """The cluster's configuration directories, checked for what a submission needs; BulkLoadError
@@ -238,7 +240,9 @@ class JobRunner:
             args = args | {"staging": remote}
         if command == "generate" and "inputs" not in args:  # the normalised input: copied by the JVM
             args = args | {"upload": str((staging / "input").resolve())}
-        java = self._java(self._conf(staging), dirs, main_class)
+        from simhash_deploy.jvm import SUBMITTER_FLAGS
+
+        java = self._java(self._conf(staging), dirs, main_class, SUBMITTER_FLAGS)
         return [*java, *self._arguments(command, args, remote, zookeeper)]
 
 

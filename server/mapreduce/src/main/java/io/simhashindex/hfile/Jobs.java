@@ -120,6 +120,18 @@ final class Jobs {
     return true;
   }
 
+  /** What a JVM that runs no hot loop of its own needs: C1 alone, one compiler thread, the serial collector. */
+  static final String LIGHT_JVM = "-XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -XX:+UseSerialGC";
+
+  /**
+   * Adds {@link #LIGHT_JVM} to the JVM options {@code key} (a task's or the application master's), after the
+   * cluster's own (its heap among them; a task's default, {@code mapred.child.java.opts}, where it sets none).
+   */
+  static void lightJvm(Configuration conf, String key) {
+    String fallback = MRJobConfig.MAP_JAVA_OPTS.equals(key) ? conf.get("mapred.child.java.opts", "") : "";
+    conf.set(key, (conf.get(key, fallback) + " " + LIGHT_JVM).trim());
+  }
+
   static Job run(Job job, String phase, PrintStream out) throws Exception {
     runTogether(Collections.singletonList(job), Collections.singletonList(phase), out, index -> {});
     return job;
@@ -144,6 +156,8 @@ final class Jobs {
         // HBase's jars (and the pure-Java codecs the HFiles and map outputs use) go with the job through the
         // distributed cache, as HBase's own tools ship them (the cluster needs none installed), each uploaded
         // once for all jobs.
+        // An application master answers RPCs and schedules: C1 serves it as well as C2, for less CPU.
+        lightJvm(job.getConfiguration(), MRJobConfig.MR_AM_COMMAND_OPTS);
         TableMapReduceUtil.addDependencyJars(job);
         TableMapReduceUtil.addDependencyJarsForClasses(job.getConfiguration(),
             org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec.class,

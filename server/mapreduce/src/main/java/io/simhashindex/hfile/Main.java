@@ -27,6 +27,7 @@ import org.apache.hadoop.hbase.tool.BulkLoadHFiles;
 import org.apache.hadoop.io.NullWritable;
 import org.apache.hadoop.io.SequenceFile;
 import org.apache.hadoop.mapreduce.Job;
+import org.apache.hadoop.mapreduce.MRJobConfig;
 import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
 import org.apache.hadoop.mapreduce.lib.input.SequenceFileInputFormat;
 import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
@@ -210,6 +211,9 @@ public final class Main extends Configured implements Tool {
     conf.set(ParseJob.ARGS, opts.getOrDefault("task-args", ""));
     // The tasks' cost is Python's fingerprinting: a second attempt of a slow one doubles it, and gains little.
     conf.setBoolean("mapreduce.map.speculative", false);
+    // Its JVM only moves bytes between the file, the Python and the output: no loop C2 would pay back
+    // (docs/decisions.md#submitting-parse-task-and-master-jvms-on-yarn-run-c1-and-the-serial-collector).
+    Jobs.lightJvm(conf, MRJobConfig.MAP_JAVA_OPTS);
     if (opts.containsKey("env")) { // the Python environment, a PEX, through the distributed cache
       Path env = SharedFiles.place(conf, new java.io.File(opts.get("env")));
       job.addCacheFile(new java.net.URI(env.toUri() + "#" + ParseJob.LINK));
