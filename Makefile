@@ -38,7 +38,7 @@ java-test: | deps
 # The rerun takes the tests of what the image's HBase must do as the launcher's does (tables and their
 # settings, scans, puts and deletes, time ranges and TTLs); the compose stack and the fixture's tests above
 # already serve and query through it.  `make test` runs the rest on the launcher's HBase, and
-# `make test-containers ENGINE_TESTS='gc batches …'` reruns others (CI's 45 minutes have room for these four).
+# `make test-containers ENGINE_TESTS='gc batches …'` reruns others (these four are what CI runs).
 CONTAINER_ENV := TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_CONNECTION_MODE=docker_host
 ENGINE_TESTS ?= hbase_smoke schema store time_window
 test-containers: install images
