@@ -153,11 +153,11 @@ final class Jobs {
     long started = System.nanoTime();
     for (Job job : jobs) {
       if (onYarn(job.getConfiguration())) {
+        // An application master answers RPCs and schedules: C1 serves it as well as C2, for less CPU.
+        lightJvm(job.getConfiguration(), MRJobConfig.MR_AM_COMMAND_OPTS);
         // HBase's jars (and the pure-Java codecs the HFiles and map outputs use) go with the job through the
         // distributed cache, as HBase's own tools ship them (the cluster needs none installed), each uploaded
         // once for all jobs.
-        // An application master answers RPCs and schedules: C1 serves it as well as C2, for less CPU.
-        lightJvm(job.getConfiguration(), MRJobConfig.MR_AM_COMMAND_OPTS);
         TableMapReduceUtil.addDependencyJars(job);
         TableMapReduceUtil.addDependencyJarsForClasses(job.getConfiguration(),
             org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec.class,
