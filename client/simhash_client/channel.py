@@ -12,7 +12,12 @@ from grpc_health.v1 import health_pb2_grpc
 
 from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
 
-__all__ = ["ChannelSettings", "Connection"]
+try:  # a caller that traces with OpenTelemetry has its API installed; the client needs none
+    from opentelemetry import propagate, trace
+except ImportError:  # pragma: no cover - without OpenTelemetry there is no context to carry
+    propagate = trace = None  # type: ignore[assignment]
+
+__all__ = ["ChannelSettings", "Connection", "with_trace_context"]
 
 _MAX_RECEIVE = 64 * 1024 * 1024  # a query's answer of many hits, or a big batch's outcomes
 
@@ -59,6 +64,16 @@ class ChannelSettings:
                 metadata = (("authorization", f"Bearer {token}"),)
         opts = (("grpc.max_receive_message_length", _MAX_RECEIVE), *options)
         return cls(target, timeout, retries, credentials, opts, metadata)
+
+
+def with_trace_context(metadata: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """``metadata`` and the caller's current trace context (W3C ``traceparent``, or whatever propagators the
+    caller's OpenTelemetry configured), so that the server's span of the call continues the caller's trace."""
+    if propagate is None or not trace.get_current_span().get_span_context().is_valid:
+        return metadata
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    return (*metadata, *carrier.items())
 
 
 class Connection:

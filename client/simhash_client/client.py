@@ -11,7 +11,7 @@ from grpc_health.v1 import health_pb2
 
 from simhash_client import calls
 from simhash_client.calls import Age, When
-from simhash_client.channel import ChannelSettings, Connection
+from simhash_client.channel import ChannelSettings, Connection, with_trace_context
 from simhash_client.errors import SimHashError, Unavailable, from_rpc_error
 from simhash_client.types import DedupOutcome, DedupResult, FingerprintResult, Hit, IndexOutcome, QueryOutcome, Stats
 
@@ -58,7 +58,9 @@ class SimHashClient(Connection):
         for attempt in range(self.retries + 1):
             try:
                 remaining = max(deadline - time.monotonic(), 0.001)
-                return call.answer(method(call.request, timeout=remaining, metadata=self.settings.metadata))
+                return call.answer(
+                    method(call.request, timeout=remaining, metadata=with_trace_context(self.settings.metadata))
+                )
             except grpc.RpcError as exc:
                 error = from_rpc_error(exc)
                 pause = calls.backoff(attempt, error)

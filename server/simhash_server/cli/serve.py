@@ -244,7 +244,10 @@ def serve(
     insecure: bool,
     **opts: Any,
 ) -> None:
-    """Serve the SimHashIndex gRPC API (with health checking and reflection) until SIGTERM or Ctrl-C."""
+    """Serve the SimHashIndex gRPC API (with health checking and reflection) until SIGTERM or Ctrl-C.
+
+    Traces every call by OTLP when the standard OTEL_* variables configure an exporter, such as
+    OTEL_EXPORTER_OTLP_ENDPOINT (docs/operations.md#traces-following-one-call-opentelemetry)."""
     from simhash_server.rpc.limits import Limits
     from simhash_server.rpc.server import ServerConfig, SimHashServer
 
@@ -282,6 +285,7 @@ def serve(
             tokens_file=tokens_file,
             credentials_check_seconds=credentials_check_seconds,
             insecure=insecure,
+            tracing=True,  # as OTEL_* say: off when they configure no exporter
         )
         server = SimHashServer(config)
     except (ValueError, OSError) as exc:

@@ -18,6 +18,7 @@ from concurrent.futures import Executor
 from typing import TypeVar
 
 from simhash_schema import IndexMeta, IndexTables
+from simhash_server import tracing
 from simhash_server.fingerprint import Recipe
 from simhash_server.index.claims import Claim
 from simhash_server.index.coalesce import AsyncCoalescer
@@ -75,8 +76,14 @@ class AsyncIndexStore:
     def tables(self) -> IndexTables:
         return self.store.tables
 
+    def _in_thread(self, call: Callable[..., R], *args: object) -> asyncio.Future[R]:
+        loop = asyncio.get_running_loop()
+        if (context := tracing.carried()) is not None:  # the thread's spans join the caller's trace
+            return loop.run_in_executor(self._executor, context.run, call, *args)
+        return loop.run_in_executor(self._executor, call, *args)
+
     async def _blocking(self, call: Callable[..., R], *args: object) -> R:
-        return await asyncio.get_running_loop().run_in_executor(self._executor, call, *args)
+        return await self._in_thread(call, *args)
 
     # -- reads ----------------------------------------------------------------------------------------
     async def query(
@@ -120,12 +127,18 @@ class AsyncIndexStore:
             else:
                 check_verified_query(q.fingerprint, q.sketch, q.min_similarity, q.max_distance)
                 probes.append(Probe.verified(q.fingerprint, q.max_distance, q.limit, q.max_age_ms))
-        return [
-            Verified(ranked(near, q.limit), 0)
-            if q.min_similarity is None
-            else verified(near, q.sketch, q.min_similarity, q.limit)
-            for q, near in zip(queries, await self.near_each(probes, deadline), strict=True)
-        ]
+        found = await self.near_each(probes, deadline)
+        checked = sum(len(near) for q, near in zip(queries, found, strict=True) if q.min_similarity is not None)
+        verifying = (
+            tracing.span("verify sketches", {"simhash.candidates": checked}) if checked else contextlib.nullcontext()
+        )
+        with verifying:
+            return [
+                Verified(ranked(near, q.limit), 0)
+                if q.min_similarity is None
+                else verified(near, q.sketch, q.min_similarity, q.limit)
+                for q, near in zip(queries, found, strict=True)
+            ]
 
     async def get(self, doc_id: str, deadline: float | None = None) -> int | None:
         return await self._blocking(self.store.get, doc_id, deadline)
@@ -162,7 +175,7 @@ class AsyncIndexStore:
     @contextlib.asynccontextmanager
     async def claimed(self, fp: int | Sequence[int], deadline: float | None = None) -> AsyncIterator[Claim]:
         """Deduplicate's turn among calls on near-duplicates, on every server (claims.py): held inside."""
-        taking = asyncio.get_running_loop().run_in_executor(self._executor, self.store.claim, fp, deadline)
+        taking = self._in_thread(self.store.claim, fp, deadline)
         try:
             held = await asyncio.shield(taking)
         except asyncio.CancelledError:  # the caller left; the claim is still being taken: give it back after
@@ -181,7 +194,7 @@ class AsyncIndexStore:
             self._give_back(taking.result())
 
     def _give_back(self, held: Claim) -> None:
-        self._note(asyncio.get_running_loop().run_in_executor(self._executor, self.store.release, held))
+        self._note(self._in_thread(self.store.release, held))
 
     def _note(self, future: asyncio.Future) -> None:
         self._giving_back.add(future)

@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Generic, Protocol, TypeVar
 
+from simhash_server import tracing
 from simhash_server.index.errors import DeadlineExceeded
 
 __all__ = ["AsyncCoalescer", "Coalescer"]
@@ -155,7 +156,7 @@ class Coalescer(_Batching[T, R, _Pending[T, R]]):
 
 
 class _Waiting(Generic[T, R]):
-    __slots__ = ("deadline", "future", "group", "item", "size", "taken")
+    __slots__ = ("context", "deadline", "future", "group", "item", "size", "taken")
 
     def __init__(
         self, item: T | list[T], size: int, deadline: float | None, future: asyncio.Future[Any], group: bool = False
@@ -163,6 +164,7 @@ class _Waiting(Generic[T, R]):
         self.item, self.size, self.deadline, self.future = item, size, deadline, future
         self.group = group  # item is a list of items, run in one batch, answered by the list of their results
         self.taken = False
+        self.context = tracing.carried()  # the caller's trace, which the batch's spans join
 
 
 class AsyncCoalescer(_Batching[T, R, _Waiting[T, R]]):
@@ -231,8 +233,19 @@ class AsyncCoalescer(_Batching[T, R, _Waiting[T, R]]):
                 self._tasks.add(task)
                 task.add_done_callback(lambda done, batch=batch: self._finish_task(loop, batch, done))
             else:
-                running = self._threads.submit(self._run_batch, items, deadline)
+                if batch[0].context is None:
+                    running = self._threads.submit(self._run_batch, items, deadline)
+                else:  # traced: the batch's spans join its callers' traces
+                    running = self._threads.submit(self._traced, items, deadline, [w.context for w in batch])
                 running.add_done_callback(lambda done, batch=batch: self._hand_back(loop, batch, done))
+
+    def _traced(self, items: list[T], deadline: float | None, contexts: list[Any]) -> Sequence[R]:
+        """In the batch's thread: the batch call in a span of the first caller's trace, linked to the others'."""
+        name = getattr(self._run_batch, "__name__", "batch")
+        with tracing.linked_span(
+            name, contexts, {"simhash.batch.calls": len(contexts), "simhash.batch.items": len(items)}
+        ):
+            return self._run_batch(items, deadline)  # type: ignore[return-value]
 
     def _hand_back(self, loop: asyncio.AbstractEventLoop, batch: list[_Waiting[T, R]], done: Future[Any]) -> None:
         """In the batch's thread: have the loop deliver the results."""

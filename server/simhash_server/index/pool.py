@@ -17,12 +17,13 @@ import queue
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 from thriftpy2.thrift import TApplicationException, TDecodeException, TException
 from thriftpy2.transport import TTransportException
 
+from simhash_server import tracing
 from simhash_server.index.errors import DeadlineExceeded, Rejected, Unavailable
 from simhash_server.metrics import HBASE_CALL_SECONDS
 
@@ -71,8 +72,20 @@ class ConnectionPool(Generic[C]):
         self.retries = retries
         self.acquire_timeout = acquire_timeout
 
-    def run(self, call: Callable[[C], R], idempotent: bool = True, deadline: float | None = None) -> R:
-        """``call(connection)``, retried on a fresh connection after transport or HBase I/O errors."""
+    def run(
+        self,
+        call: Callable[[C], R],
+        idempotent: bool = True,
+        deadline: float | None = None,
+        what: str = "call",
+        attributes: Mapping[str, Any] | None = None,
+    ) -> R:
+        """``call(connection)``, retried on a fresh connection after transport or HBase I/O errors; traced as
+        one span, "HBase ``what``", with the gateway and ``attributes`` (the table, how many rows)."""
+        with tracing.span(f"HBase {what}", {"db.system": "hbase", "simhash.gateway": self.name, **(attributes or {})}):
+            return self._attempts(call, idempotent, deadline)
+
+    def _attempts(self, call: Callable[[C], R], idempotent: bool, deadline: float | None) -> R:
         attempts = 1 + (self.retries if idempotent else 0)
         last: BaseException | None = None
         fresh = False  # after a transport error: idle connections as old as the broken one may be dead too

@@ -20,6 +20,7 @@ from typing import Any
 from thriftpy2.thrift import TException
 
 from simhash_schema import hbase2, key_only_multi_range
+from simhash_server import tracing
 from simhash_server.index.errors import DeadlineExceeded
 from simhash_server.index.keys import KEY_LENGTH, PREFIX_LENGTH, drawer_prefixes, split_key
 from simhash_server.index.pool import TRANSPORT_ERRORS, ConnectionPool
@@ -44,7 +45,12 @@ def _paged(pool: ConnectionPool[Any], table: bytes, deadline: float | None, **sc
     start = scan.pop("startRow", b"")
     while True:
         page = t.TScan(startRow=start, caching=_SCAN_PAGE, limit=_SCAN_PAGE, **scan)
-        results = pool.run(lambda c, s=page: c.getScannerResults(table, s, _SCAN_PAGE), deadline=deadline)
+        results = pool.run(
+            lambda c, s=page: c.getScannerResults(table, s, _SCAN_PAGE),
+            deadline=deadline,
+            what="getScannerResults",
+            attributes={"hbase.table": table.decode()},
+        )
         out.extend(results)
         if len(results) < _SCAN_PAGE:
             return out
@@ -149,7 +155,13 @@ class DrawerScans:
         """For each fingerprint, every stored fingerprint sharing a drawer with it (in a drawer row written at
         ``min_stamp_ms`` or later, if given)."""
         plan = ScanPlan(fps, self.region_starts(deadline), min_stamp_ms)
-        return plan.found(self._keys(plan.scans, deadline))
+        # one span for the pipelined scans: they are in flight together, over several connections
+        attributes = {"db.system": "hbase", "hbase.table": self.table.decode(), "simhash.gateway": self.pool.name}
+        with tracing.span("HBase scan drawers", {**attributes, "simhash.scans": len(plan.scans)}) as span:
+            found = plan.found(self._keys(plan.scans, deadline))
+            if span is not None:
+                span.set_attribute("simhash.candidates", sum(len(f) for f in found))
+            return found
 
     def cached_region_starts(self) -> list[bytes] | None:
         """The region starts if the cache is fresh, without a call (None: ask ``region_starts``)."""
@@ -163,7 +175,12 @@ class DrawerScans:
         cached = self.cached_region_starts()
         if cached is not None:
             return cached
-        locations = self.pool.run(lambda c: c.getAllRegionLocations(self.table), deadline=deadline)
+        locations = self.pool.run(
+            lambda c: c.getAllRegionLocations(self.table),
+            deadline=deadline,
+            what="getAllRegionLocations",
+            attributes={"hbase.table": self.table.decode()},
+        )
         starts = sorted(loc.regionInfo.startKey or b"" for loc in locations)[1:]  # the first starts at b""
         self._regions = (time.monotonic(), starts)
         return starts
@@ -177,23 +194,39 @@ class DrawerScans:
             raise DeadlineExceeded(f"{self.pool.name}: the deadline passed")
         keys: list[bytes] = []
         unfinished: list[dict[str, Any]] = []  # full pages: read on from their last row
+        traced = tracing.on()
         try:
             with self.pool.held(len(scans)) as conns:
                 for lo in range(0, len(scans), len(conns)):
                     wave = list(zip(conns, scans[lo : lo + len(conns)], strict=False))  # the last wave may be short
                     began = time.perf_counter()
+                    sent = time.time_ns() if traced else 0
                     for conn, scan in wave:
                         send_request(conn, "getScannerResults", **scan_request(self.table, scan))
                     for conn, scan in wave:
                         rows = receive_reply(conn, "getScannerResults")
                         self._call_seconds.observe(time.perf_counter() - began)
                         keys.extend(r.row for r in rows)
+                        if traced:  # a span per scan, from the wave's sending to its reply
+                            tracing.record(
+                                "HBase getScannerResults", sent, time.time_ns(), self._scan_attributes(scan, rows)
+                            )
                         if (rest := read_on(scan, rows)) is not None:
                             unfinished.append(rest)
         except (*TRANSPORT_ERRORS, TException) as exc:
             log.warning("%s: pipelined drawer scans failed, retrying one by one: %r", self.pool.name, exc)
             keys, unfinished = [], scans
         return keys + self.read_rest(unfinished, deadline)
+
+    def _scan_attributes(self, scan: dict[str, Any], rows: list[Any]) -> dict[str, Any]:
+        return {
+            "db.system": "hbase",
+            "hbase.table": self.table.decode(),
+            "simhash.gateway": self.pool.name,
+            "hbase.start_row": scan["startRow"].hex(),
+            "hbase.stop_row": scan["stopRow"].hex(),
+            "simhash.rows": len(rows),
+        }
 
     def read_rest(self, scans: list[dict[str, Any]], deadline: float | None) -> list[bytes]:
         """The row keys of scans read one by one, page by page, through the pool's retried calls."""

@@ -1,8 +1,8 @@
 """Steps 6 and 7: drawer keys -> HBase rows -> hits.  Every read and write of the index goes through here.
 
-Writes go through happybase (Thrift1 ``mutateRows``, one call per table per batch); drawer scans through
-Thrift2 (scans.py).  Concurrent queries, and concurrent writes, share their HBase calls (coalesce.py): under
-load, one scan per region answers many queries (docs/decisions.md has the figures behind these choices).
+Writes go through happybase (Thrift1 ``mutateRows``, one call per table per batch); queries through lookup.py
+(drawer scans over Thrift2, scans.py).  Concurrent queries, and concurrent writes, share their HBase calls
+(coalesce.py): under load, one scan per region answers many queries (docs/decisions.md has the figures).
 
 Tables (see simhash_schema.tables, row codecs in keys.py): drawers (13-byte keys, empty value), fp2docs
 (fingerprint -> one column per document id, whose value is the document's verification sketch, empty for a
@@ -33,6 +33,7 @@ from simhash_schema import (
     connect,
     index_tables,
 )
+from simhash_server import tracing
 from simhash_server.fingerprint import FINGERPRINT_VERSION, Recipe, recipe_of
 from simhash_server.index.batches import delete_cells, send_plan
 from simhash_server.index.claims import Claim, claim, new_owner, release
@@ -40,6 +41,7 @@ from simhash_server.index.coalesce import Coalescer
 from simhash_server.index.config import StoreConfig
 from simhash_server.index.errors import StoreError, Unavailable
 from simhash_server.index.keys import fingerprint_of_row, fingerprint_row
+from simhash_server.index.lookup import NearLookup
 from simhash_server.index.meta import check_meta, meta_record, missing_tables, retention_of
 from simhash_server.index.model import (
     MAX_DISTANCE,
@@ -58,7 +60,6 @@ from simhash_server.index.model import (
     ranked,
     verified,
 )
-from simhash_server.index.nearby import count_candidates, near_candidates, windows
 from simhash_server.index.pool import ConnectionPool, close_quietly
 from simhash_server.index.scans import DrawerScans, count_rows, row_keys
 from simhash_server.index.writes import (
@@ -81,6 +82,7 @@ log = logging.getLogger(__name__)
 
 
 C = TypeVar("C")
+R = TypeVar("R")
 _TIE_RETRIES = 5  # writes again at a later timestamp when another writer of an id picked the same one
 
 
@@ -111,6 +113,7 @@ class IndexStore:
             config.retries,
         )
         self.scans = DrawerScans(self.thrift2, self._names["drawers"])
+        self.lookup = NearLookup(self.scans, self.thrift2, self._names["fp2docs"])
         self._settling = ThreadPoolExecutor(8, thread_name_prefix="writes")  # a write's last step beside its check
         self._nearby: Coalescer[Probe, list[Near]]
         self._writes: Coalescer[list[tuple[bytes, Document]], int]
@@ -123,9 +126,9 @@ class IndexStore:
     def coalescers(self, kind: Callable[..., C]) -> tuple[C, C, C]:
         """The query, write and delete coalescers over this store's batch calls, of ``kind`` (Coalescer for
         threads, AsyncCoalescer for an event loop), sized by the config."""
-        config = self.config
+        config, near_many = self.config, self.lookup.near_many
         return (
-            kind(self.near_many, config.batch_queries, config.query_lanes, BATCH_CALLS.labels("queries").observe),
+            kind(near_many, config.batch_queries, config.query_lanes, BATCH_CALLS.labels("queries").observe),
             kind(self.write_many, config.batch_documents, config.write_lanes, BATCH_CALLS.labels("writes").observe),
             kind(self.delete_many, config.batch_documents, config.write_lanes, BATCH_CALLS.labels("deletes").observe),
         )
@@ -280,19 +283,36 @@ class IndexStore:
     def write_plan(self, plan: Sequence[tuple[int | None, Step]], deadline: float | None) -> None:
         """Send the steps in order (writes.py says why the order matters), each at its timestamp (None: HBase's
         clock); a retry repeats them all."""
-        self.thrift1.run(lambda conn: send_plan(conn, self._names, plan, self.config.wal), deadline=deadline)
+        self.thrift1.run(
+            lambda conn: send_plan(conn, self._names, plan, self.config.wal),
+            deadline=deadline,
+            what="write",
+            attributes={"simhash.steps": len(plan)},
+        )
 
     def _delete_cells(self, table: str, cells: list[tuple[bytes, bytes, int]], deadline: float | None) -> None:
-        self.thrift1.run(lambda conn: delete_cells(conn, self._names[table], cells, self.config.wal), deadline=deadline)
+        self.thrift1.run(
+            lambda conn: delete_cells(conn, self._names[table], cells, self.config.wal),
+            deadline=deadline,
+            what=f"delete {table}",
+            attributes={"simhash.rows": len(cells)},
+        )
 
     # -- reads ----------------------------------------------------------------------------------------
     def claim(self, fp: int | Sequence[int], deadline: float | None = None) -> Claim:
         """Wait for, then hold, the deduplication claims of ``fp``'s drawers, or of every fingerprint's of a
         batch (claims.py)."""
-        return claim(self.thrift2.run, self._names["claims"], fp, new_owner(), deadline)
+        with tracing.span("claim", {"simhash.fingerprints": 1 if isinstance(fp, int) else len(fp)}):
+            return claim(self._claims_call, self._names["claims"], fp, new_owner(), deadline)
 
     def release(self, held: Claim) -> None:
-        release(self.thrift2.run, self._names["claims"], held)
+        with tracing.span("release claim", {"simhash.rows": len(held.rows)}):
+            release(self._claims_call, self._names["claims"], held)
+
+    def _claims_call(self, call: Callable[[Any], R], *, deadline: float | None = None) -> R:
+        return self.thrift2.run(
+            call, deadline=deadline, what="claims", attributes={"hbase.table": self._names["claims"].decode()}
+        )
 
     def get(self, doc_id: str, deadline: float | None = None) -> int | None:
         doc = check_doc_id(doc_id)
@@ -304,14 +324,15 @@ class IndexStore:
         def read(conn: happybase.Connection) -> list[tuple[bytes, dict[bytes, tuple[bytes, int]]]]:
             return conn.table(self._names["docs"]).rows(docs, columns=[b"d"], include_timestamp=True)
 
-        found = {key: read_record(cells) for key, cells in self.thrift1.run(read, deadline=deadline)}
+        rows = self.thrift1.run(read, deadline=deadline, what="rows docs", attributes={"simhash.rows": len(docs)})
+        found = {key: read_record(cells) for key, cells in rows}
         return {doc: found.get(doc, Record()) for doc in docs}
 
     def _stored_fingerprints(self, docs: list[bytes], deadline: float | None) -> dict[bytes, int]:
         def read(conn: happybase.Connection) -> list[tuple[bytes, dict[bytes, bytes]]]:
             return conn.table(self._names["docs"]).rows(docs, columns=[FP_COLUMN])
 
-        rows = self.thrift1.run(read, deadline=deadline)
+        rows = self.thrift1.run(read, deadline=deadline, what="rows docs", attributes={"simhash.rows": len(docs)})
         return {key: fingerprint_of_row(data[FP_COLUMN]) for key, data in rows if FP_COLUMN in data}
 
     def ping(self) -> None:
@@ -345,24 +366,6 @@ class IndexStore:
 
         Concurrent lookups are answered together: one set of drawer scans and one fp2docs read for all."""
         return self._nearby.submit(probe, deadline=deadline)
-
-    def near_many(self, probes: list[Probe], deadline: float | None) -> list[list[Near]]:
-        """For each probe, the documents near it: one batch per time window (nearby.py); callers reach it
-        through a coalescer."""
-        answers: list[list[Near]] = [[] for _ in probes]
-        now_ms = int(time.time() * 1000)
-        for max_age_ms, positions in windows(probes).items():
-            group = [probes[n] for n in positions]
-            min_stamp = None if max_age_ms is None else now_ms - max_age_ms
-            found = self.scans.candidates([probe.fingerprint for probe in group], deadline, min_stamp)
-            near, read = near_candidates(group, found, min_stamp)
-            if read:
-                api, arguments = read.request(self._names["fp2docs"])
-                reply = self.thrift2.run(lambda c, a=api, k=arguments: getattr(c, a)(**k), deadline=deadline)
-                for n, each in zip(positions, read.near(near, reply), strict=True):
-                    answers[n] = each
-            count_candidates(found)
-        return answers
 
     def query(
         self,

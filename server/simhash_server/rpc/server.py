@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import socket
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from grpc_reflection.v1alpha import reflection
 
 from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
+from simhash_server import tracing
 from simhash_server.fingerprint import fingerprint
 from simhash_server.index.async_store import AsyncIndexStore
 from simhash_server.index.store import IndexStore, StoreConfig
@@ -39,6 +42,28 @@ from simhash_server.rpc.warmup import warm_up
 __all__ = ["ServerConfig", "SimHashServer"]
 
 log = logging.getLogger(__name__)
+
+
+def traced_calls(provider: Any) -> grpc.aio.ServerInterceptor:
+    """opentelemetry-instrumentation-grpc's interceptor: a span per SimHashIndex call the sampler records,
+    continuing the caller's traceparent.  Health checks and reflection are left out (a load balancer's
+    probes would drown the rest), and so are unsampled calls (tracing.sampled)."""
+    from opentelemetry.instrumentation.grpc import aio_server_interceptor
+
+    ours = f"/{SERVICE_NAME}/"
+
+    def wanted(call: grpc.HandlerCallDetails) -> bool:
+        return call.method.startswith(ours) and tracing.sampled(call.invocation_metadata, call.method)
+
+    return aio_server_interceptor(tracer_provider=provider, filter_=wanted)
+
+
+def server_version() -> str:
+    try:
+        return version("simhash-index")
+    except PackageNotFoundError:  # run from a source tree, uninstalled
+        return "0+unknown"
+
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["SimHashIndex"].full_name
 CLAIM_RETURN_SECONDS = 5.0  # a stopping server's wait for the claims it is giving back
@@ -72,13 +97,19 @@ class ServerConfig:
     # "auto" while recent calls found enough duplicates to pay for it (rpc/dedup_order.py), or always, or never.
     dedup_order: str = "auto"
     event_loop: str = "uvloop"  # or "asyncio" (event_loop.py)
+    # Trace calls as the standard OTEL_* environment variables say (off when they configure no exporter):
+    # `serve` does; a server embedded in a program or a test only when asked (tracing.py).
+    tracing: bool = False
 
 
 class SimHashServer:
     def __init__(self, config: ServerConfig) -> None:
         check_exposure(config.address, config.tls, config.tokens, config.insecure)
         check_event_loop(config.event_loop)
+        if config.tracing:
+            tracing.wanted(os.environ)  # a bad OTEL_* value fails here, named
         self.config = config
+        self._tracer_provider: Any = None
         self.store = IndexStore(config.store)
         self._executor = ThreadPoolExecutor(max_workers=config.limits.workers, thread_name_prefix="work")
         self.index = AsyncIndexStore(self.store, self._executor)
@@ -107,6 +138,8 @@ class SimHashServer:
         # outermost: counts refusals too, and sees every call a graceful stop waits for
         admission = Admission(limits.max_calls_per_method, limits.retry_after_ms)
         interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor(self._drain, admission)]
+        if self._tracer_provider is not None:  # first: the call's span holds every refusal and step
+            interceptors.insert(0, traced_calls(self._tracer_provider))
         if self.auth is not None:
             interceptors.append(self.auth)
         return grpc.aio.server(
@@ -220,6 +253,8 @@ class SimHashServer:
     async def _start(self) -> None:
         """Configure, warm up, and only then open the port: until the server answers, a caller is refused at
         once (connection refused: UNAVAILABLE, which clients retry) rather than held."""
+        if self.config.tracing:
+            self._tracer_provider = tracing.start(os.environ, server_version())
         server = self._configure_server()
         self._check_address()
         self._configure_services(server)
@@ -274,6 +309,8 @@ class SimHashServer:
             log.warning("%d deduplication claim(s) not given back: they lapse within a minute", claims)
         self.index.close()
         self._executor.shutdown(wait=False, cancel_futures=True)
+        if self._tracer_provider is not None:
+            tracing.stop()  # exports the spans still queued
         log.info("stopped")
 
     async def _serve(self) -> None:

@@ -23,8 +23,8 @@ import grpc
 from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
 from simhash_schema import VersionMismatch
-from simhash_server import metrics
-from simhash_server.fingerprint import fingerprint
+from simhash_server import metrics, tracing
+from simhash_server.fingerprint import fingerprint, short_name
 from simhash_server.index.async_store import AsyncIndexStore
 from simhash_server.index.errors import DeadlineExceeded, InvalidArgument, Unavailable
 from simhash_server.index.gc import GcReport, OrphanEstimate
@@ -62,6 +62,8 @@ def _rpc(method: Callable[[Any, Any, float | None], Awaitable[R]]) -> Callable[.
         try:
             if remaining is not None and remaining <= 0:
                 raise DeadlineExceeded("the deadline passed before the call started")
+            if tracing.on():
+                tracing.annotate(fingerprint_version=short_name(self.requests.version))
             return await method(self, request, deadline)
         except Exception as exc:  # every error ends the call with the status its class gets
             await abort(context, exc, method.__name__)
@@ -94,10 +96,20 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
             raise Unavailable(f"the index is not reachable: {self._open_error}")
 
     async def _off_loop_if_long(self, chars: int, work: Callable[..., R], *args: object) -> R:
-        """``work(*args)``, in a worker thread when it fingerprints more than INLINE_TEXT_CHARS."""
+        """``work(*args)``, which fingerprints ``chars`` characters: in a worker thread when they are more than
+        INLINE_TEXT_CHARS, and in a span of its own while tracing."""
+        if not chars or not tracing.on():
+            return await self._fingerprinting(chars, work, *args)
+        attributes = {"simhash.chars": chars, "simhash.fingerprint_version": short_name(self.requests.version)}
+        with tracing.span("fingerprint", attributes):
+            return await self._fingerprinting(chars, work, *args)
+
+    async def _fingerprinting(self, chars: int, work: Callable[..., R], *args: object) -> R:
         if chars <= INLINE_TEXT_CHARS:
             return work(*args)
-        return await asyncio.get_running_loop().run_in_executor(self._executor, work, *args)
+        context = tracing.carried()  # the thread's spans join the call's trace (None while tracing is off)
+        call = (context.run, work) if context is not None else (work,)
+        return await asyncio.get_running_loop().run_in_executor(self._executor, *call, *args)
 
     async def _fingerprinted(self, request: Request, sketch: bool = True) -> tuple[int, int, bytes]:
         chars = len(request.text) if request.text is not None else 0
@@ -117,6 +129,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         self._require_index()
         answer = (await self.index.query_each([Query(fp, distance, limit, max_age_ms, floor, sketch)], deadline))[0]
         self._observe_answer(answer.hits, answer.below_floor, floor is not None)
+        tracing.annotate(hits=len(answer.hits), below_similarity=answer.below_floor, verified=floor is not None)
         return answer.hits, answer.below_floor
 
     @staticmethod
@@ -145,6 +158,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
     @_rpc
     async def IndexBatch(self, request: pb.IndexBatchRequest, deadline: float | None):
         self.requests.check_batch_size(request.documents, "documents")
+        tracing.annotate(batch_size=len(request.documents))
         chars = sum(len(item.text) for item in request.documents)
         outcomes, good = await self._off_loop_if_long(chars, self.requests.checked_documents, request, deadline)
         if good:
@@ -166,6 +180,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
     @_rpc
     async def QueryBatch(self, request: pb.QueryBatchRequest, deadline: float | None):
         self.requests.check_batch_size(request.queries, "queries")
+        tracing.annotate(batch_size=len(request.queries))
         chars = sum(len(item.text) for item in request.queries)
         items = await self._off_loop_if_long(chars, self.requests.checked_items, request.queries, "queries", deadline)
         good = [item for item in items if not isinstance(item, Exception)]
@@ -193,6 +208,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
     @_rpc
     async def DeduplicateBatch(self, request: pb.DeduplicateBatchRequest, deadline: float | None):
         self.requests.check_batch_size(request.documents, "documents")
+        tracing.annotate(batch_size=len(request.documents))
         chars = sum(len(item.text) for item in request.documents)
         floor = self.index.recipe.dedup_floor
         check = functools.partial(self.requests.checked_items, needs_id=True, default_floor=floor)
