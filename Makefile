@@ -203,11 +203,12 @@ bench:
 	@test -n "$(NAME)" || { echo "usage: make bench NAME=<suite> (see benchmarks/README.md)" >&2; exit 2; }
 	$(MAKE) bench-$(NAME)
 
-# bench-grpc, bench-overload and bench-writers drive the server with ghz (from the Go module proxy into var/bin)
+# bench-grpc, bench-overload, bench-writers and bench-tracing drive the server with ghz (from the Go module
+# proxy into var/bin)
 GHZ := var/bin/ghz
 $(GHZ):
 	GOBIN=$(CURDIR)/var/bin go install github.com/bojand/ghz/cmd/ghz@v0.93.0
-bench-grpc bench-overload bench-writers: $(GHZ)
+bench-grpc bench-overload bench-writers bench-tracing: $(GHZ)
 
 # Rewrite tests/golden/vectors.json (refuses to move fingerprints without a FINGERPRINT_VERSION bump)
 golden: install

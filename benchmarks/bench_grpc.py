@@ -105,8 +105,18 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
-def run_ghz(ghz: str, port: int, method: str, data: list[dict], concurrency: int, total: int, pids: dict[str, int]):
-    """ghz's latency report, the server's peak RSS, and CPU µs per call of each process (from /proc)."""
+def run_ghz(
+    ghz: str,
+    port: int,
+    method: str,
+    data: list[dict],
+    concurrency: int,
+    total: int,
+    pids: dict[str, int],
+    metadata: dict[str, str] | None = None,
+):
+    """ghz's latency report, the server's peak RSS, and CPU µs per call of each process (from /proc); every
+    call sends ``metadata``, if given."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(data, f)
     cmd = [
@@ -128,6 +138,7 @@ def run_ghz(ghz: str, port: int, method: str, data: list[dict], concurrency: int
         str(min(concurrency, 4)),
         "--output",
         f.name + ".out",  # a file, not a pipe: the report outgrows a pipe's buffer while we poll
+        *(["--metadata", json.dumps(metadata)] if metadata else []),
         f"127.0.0.1:{port}",
     ]
     before = {name: cpu_seconds(pid) for name, pid in pids.items()}
