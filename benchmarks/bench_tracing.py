@@ -26,12 +26,15 @@ import contextlib
 import os
 import secrets
 import statistics
+import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "integration"))
-from _common import ROOT, table
+from _common import ROOT, cpu_seconds, table
 from bench_grpc import ghz_binary, run_ghz, serve
 from corpus import load_corpus
 from otlp_receiver import OtlpReceiver
@@ -97,7 +100,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--calls", type=int, default=2000, help="calls per server per round and call kind")
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument(
+        "--interceptor",
+        action="store_true",
+        help="only what OpenTelemetry's interceptor costs a call that does nothing",
+    )
     args = parser.parse_args()
+    if args.interceptor:
+        interceptor_cost(args.rounds)
+        return
     ghz = ghz_binary()
     var = ROOT / "var" / "bench-tracing"
     local = LocalHBase(var_dir=var / "hbase", ports=Ports.free())
@@ -166,6 +177,47 @@ def measure(args: argparse.Namespace, ghz: str, local: LocalHBase, texts: list[s
         "spans received by the OTLP receiver, per call: "
         + ", ".join(f"{name} {spans[service(name)] / calls:.1f}" for name in MODES)
     )
+
+
+def check_many(stub: Any, count: int) -> None:
+    from grpc_health.v1 import health_pb2
+
+    for _ in range(count):
+        stub.Check(health_pb2.HealthCheckRequest())
+
+
+INTERCEPTORS = ("none", "pass-through", "opentelemetry, unsampled", "opentelemetry, sampled")
+
+
+def interceptor_cost(rounds: int, calls: int = 6000) -> None:
+    """Server CPU per call of a method that does nothing (_trivial_server.py), under each interceptor, the
+    servers in turns, from 4 threads of a client in this process."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    script = str(Path(__file__).resolve().parent / "_trivial_server.py")
+    cpu: dict[str, list[float]] = {kind: [] for kind in INTERCEPTORS}
+    for r in range(rounds):
+        for kind in INTERCEPTORS[r % 4 :] + INTERCEPTORS[: r % 4]:
+            port = Ports.free().thrift
+            proc = subprocess.Popen([sys.executable, script, kind, str(port)], stdout=subprocess.PIPE, text=True)
+            try:
+                proc.stdout.readline()  # "ready"
+                with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+                    stub = health_pb2_grpc.HealthStub(channel)
+                    for _ in range(500):  # warm up
+                        stub.Check(health_pb2.HealthCheckRequest())
+                    before = cpu_seconds(proc.pid)
+                    with ThreadPoolExecutor(4) as pool:
+                        list(pool.map(check_many, [stub] * 4, [calls // 4] * 4))
+                    cpu[kind].append((cpu_seconds(proc.pid) - before) / calls * 1e6)
+            finally:
+                proc.terminate()
+                proc.wait(30)
+    base = statistics.median(cpu["pass-through"])
+    rows = [[k, f"{statistics.median(v):.0f}", f"{statistics.median(v) - base:+.0f}"] for k, v in cpu.items()]
+    print(f"\na method that does nothing, {rounds} rounds of {calls:,} calls per server, in turns")
+    print(table(["interceptors", "server CPU µs per call", "µs over a pass-through interceptor"], rows))
 
 
 if __name__ == "__main__":
