@@ -118,6 +118,8 @@ class AsyncSimHashClient(Connection):
         max_age: Age | None = None,
         timeout: float | None = None,
     ) -> list[Hit]:
+        """As SimHashClient.query: a text's hits verified at the index's floor unless ``min_similarity`` says
+        otherwise (0: the fingerprint's own answer)."""
         call = calls.query(text, simhash, max_distance, limit, fingerprint_version, min_similarity, max_age)
         return await self._run(call, timeout)
 

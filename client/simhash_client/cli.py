@@ -122,13 +122,17 @@ def _emit(record: dict[str, Any]) -> None:
 
 
 distance_option = click.option(
-    "--max-distance", type=click.IntRange(0), default=None, help="0..3 [default: 3]; 0..8 with --min-similarity [8]"
+    "--max-distance",
+    type=click.IntRange(0),
+    default=None,
+    help="0..8 for a text [default: 8; 3 with --min-similarity 0]; 0..3 for --simhash [3]",
 )
 similarity_option = click.option(
     "--min-similarity",
     type=click.FloatRange(0.0, 1.0),
     default=None,
-    help="Keep only candidates whose stored sketch estimates at least this similarity (needs text)",
+    help="Keep only candidates whose stored sketch estimates at least this similarity (needs text) "
+    "[default: the index's floor; 0: the fingerprint's own answer]",
 )
 limit_option = click.option("--limit", type=click.IntRange(0), default=0, help="Most hits [default: the server's]")
 

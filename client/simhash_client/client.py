@@ -131,11 +131,14 @@ class SimHashClient(Connection):
         max_age: Age | None = None,
         timeout: float | None = None,
     ) -> list[Hit]:
-        """Stored documents within max_distance (0..3, default 3), closest first.
+        """Stored near-duplicates of a text or fingerprint, closest first.
 
-        With ``min_similarity`` (text only) each candidate is checked against its stored sketch and kept if
-        its estimated similarity reaches the floor (max_distance then 0..8, default 8).  With ``max_age`` (a
-        timedelta, or seconds) only documents seen within it are hits."""
+        A text's candidates are checked against their stored sketches and kept if the estimated similarity
+        reaches ``min_similarity``, by default the index's floor (v4: 0.75; a v1-v3 index answers with the
+        fingerprint alone); max_distance is then 0..8, default 8.  ``min_similarity=0`` gives the
+        fingerprint's own answer: every document within max_distance (default 3).  A fingerprint's query
+        finds those within max_distance (0..3, default 3).  With ``max_age`` (a timedelta, or seconds) only
+        documents seen within it are hits."""
         return self._run(
             calls.query(text, simhash, max_distance, limit, fingerprint_version, min_similarity, max_age), timeout
         )

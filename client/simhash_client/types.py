@@ -45,8 +45,8 @@ class Hit:
     doc_id: str
     simhash: int
     distance: int
-    # Set only when the query gave min_similarity: the estimated Jaccard similarity, and whether the stored
-    # sketch was checked (False: the document was indexed by fingerprint only, so it could not be).
+    # Set when the query was verified (a text's, by default): the sketches' estimated similarity, and whether
+    # the stored sketch was checked (False: the document was indexed by fingerprint only, so it could not be).
     similarity: float | None = None
     verified: bool | None = None
 

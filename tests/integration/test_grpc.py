@@ -75,9 +75,12 @@ def test_index_query_get_delete(client, ids) -> None:
     fp = client.index(ids + "a", text=text)
     assert fp == fingerprint(text).value
     assert client.get(ids + "a") == fp
-    hits = client.query(text=edited(text))
-    assert hits == [Hit(ids + "a", fp, (fp ^ fingerprint(edited(text)).value).bit_count())]
-    assert hits[0].distance <= 3
+    hits = client.query(text=edited(text))  # verified at the index's floor: a text query's default
+    distance = (fp ^ fingerprint(edited(text)).value).bit_count()
+    assert [(h.doc_id, h.simhash, h.distance, h.verified) for h in hits] == [(ids + "a", fp, distance, True)]
+    assert hits[0].distance <= 3 and hits[0].similarity >= 0.75
+    # min_similarity 0: the fingerprint's own answer (within 3), each hit with its sketch's estimate
+    assert client.query(text=edited(text), min_similarity=0) == hits
     assert client.query(simhash=f"{fp:016x}", max_distance=0) == [Hit(ids + "a", fp, 0)]
     assert client.delete([ids + "a", ids + "never"]) == 1
     with pytest.raises(NotFound, match="no document with doc_id"):
@@ -303,7 +306,7 @@ def test_asyncios_own_event_loop_serves_the_same_answers(serve_in_process) -> No
     text = article("asyncio loop")
     with SimHashClient(serve_in_process(event_loop="asyncio"), retries=0) as client:
         fp = client.index("on-asyncio", text=text)
-        assert client.query(text=edited(text)) == [
-            Hit("on-asyncio", fp, (fp ^ fingerprint(edited(text)).value).bit_count())
-        ]
+        hits = client.query(text=edited(text))
+        assert [(h.doc_id, h.simhash, h.verified) for h in hits] == [("on-asyncio", fp, True)]
+        assert hits[0].distance == (fp ^ fingerprint(edited(text)).value).bit_count()
         assert client.delete(["on-asyncio"]) == 1

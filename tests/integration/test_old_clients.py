@@ -57,6 +57,11 @@ def test_released_calls_work_against_this_server(call, released, ids, base) -> N
     assert [(h.doc_id, h.distance) for h in hits] == [(ids + "f", 1)]
     verified = call("Query", m["QueryRequest"](text=text, min_similarity=0.9)).hits
     assert [(h.doc_id, h.distance) for h in verified] == [(ids + "t", 0)] and verified[0].similarity > 0.9
+    # A released client that sends no min_similarity gets the verified answer, in fields it already reads:
+    # hits as before, each with its similarity and verification (VERIFIED is 1 in every release).
+    default = call("Query", m["QueryRequest"](text=text)).hits
+    assert [(h.doc_id, h.distance, h.verification) for h in default] == [(ids + "t", 0, 1)]
+    assert default[0].similarity == verified[0].similarity
     dedup = call("Deduplicate", m["DeduplicateRequest"](doc_id=ids + "copy", text=text))
     assert not dedup.stored and [h.doc_id for h in dedup.hits] == [ids + "t"]
     assert call("Get", m["GetRequest"](doc_id=ids + "f")).simhash == base

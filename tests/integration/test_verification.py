@@ -42,8 +42,9 @@ def test_an_edited_copy_is_verified_with_its_estimate(client, ids) -> None:
     assert hit.verified is True
     expected = similarity(fingerprint(copy, sketch=True).sketch, fingerprint(text, sketch=True).sketch)
     assert hit.similarity == pytest.approx(expected) and hit.similarity >= 0.9
-    plain = client.query(text=copy)  # without a floor: the same hit, nothing about verification
-    assert [(h.doc_id, h.similarity, h.verified) for h in plain] == [(ids + "orig", None, None)]
+    # Without min_similarity a text query verifies at the index's floor (v4: 0.75): the same hit.
+    default = client.query(text=copy)
+    assert [(h.doc_id, h.similarity, h.verified) for h in default] == [(ids + "orig", hit.similarity, True)]
 
 
 def test_a_close_fingerprint_with_a_different_text_is_left_out_and_counted(server, client, ids) -> None:
@@ -51,7 +52,9 @@ def test_a_close_fingerprint_with_a_different_text_is_left_out_and_counted(serve
     fp = fingerprint(text).value
     template = fingerprint(other, sketch=True).sketch  # a page that merely shares the fingerprint's drawer
     server.store.index_many([Document(ids + "template", flip(fp, 1, 40), template)])
-    assert [h.doc_id for h in client.query(text=text)] == [ids + "template"]  # the fingerprint alone says yes
+    # The fingerprint alone (min_similarity 0) says yes; by default, and at 0.5, the sketch says no.
+    assert [h.doc_id for h in client.query(text=text, min_similarity=0)] == [ids + "template"]
+    assert client.query(text=text) == []
     assert client.query(text=text, min_similarity=0.5) == []
     # The fingerprint-only answer (floor 0 within distance 3): the template blocks the text.
     refused = client.deduplicate(ids + "new", text=text, min_similarity=0.0, max_distance=3)
@@ -97,13 +100,14 @@ def test_a_verified_query_reaches_past_distance_3_through_shared_drawers(server,
     # Bits 63, 50, 37, 24, 11: one in each segment, so no drawer is shared and no scan can find it.
     unreachable = flip(fp, 63, 50, 37, 24, 11)
     server.store.index_many([Document(ids + "far", far, sketch), Document(ids + "unreachable", unreachable, sketch)])
-    assert client.query(text=text) == []  # distance 5: outside the exact range
+    assert client.query(text=text, min_similarity=0) == []  # distance 5: outside the fingerprint's reach of 3
+    assert [h.doc_id for h in client.query(text=text)] == [ids + "far"]  # by default verified, so it reaches
     hits = client.query(text=text, min_similarity=0.9)
     assert [(h.doc_id, h.distance, h.verified) for h in hits] == [(ids + "far", 5, True)]
     assert client.query(text=text, min_similarity=0.9, max_distance=4) == []
     # Beyond distance 3 only a sketch can vouch for a candidate: one without a sketch is not a hit.
     client.index(ids + "far-fp-only", simhash=flip(fp, 5, 6, 7, 8, 9))
-    assert ids + "far-fp-only" not in {h.doc_id for h in client.query(text=text, min_similarity=0.0)}
+    assert ids + "far-fp-only" not in {h.doc_id for h in client.query(text=text, min_similarity=0.0, max_distance=8)}
 
 
 @pytest.mark.parametrize(
@@ -115,7 +119,8 @@ def test_a_verified_query_reaches_past_distance_3_through_shared_drawers(server,
         (lambda c: c.query(text="正文", min_similarity=-0.1), "min_similarity must be within 0..1"),
         (lambda c: c.query(text="正文", min_similarity=float("nan")), "min_similarity must be within 0..1, got nan"),
         (lambda c: c.query(text="正文", min_similarity=0.9, max_distance=9), "max_distance must be 0..8 with"),
-        (lambda c: c.query(text="正文", max_distance=5), "up to 8 with min_similarity"),
+        (lambda c: c.query(simhash=1, max_distance=5), "up to 8 with min_similarity"),
+        (lambda c: c.query(text="正文", min_similarity=0, max_distance=9), "max_distance must be 0..8 with"),
     ],
 )
 def test_bad_verification_requests_name_the_field(client, call, message: str) -> None:

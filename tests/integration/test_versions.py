@@ -64,6 +64,9 @@ def test_the_new_server_answers_an_old_index_with_its_version(old_server) -> Non
         client.index("old-article", text=article)
         verified = client.query(text=copy, min_similarity=0.8)  # sketches of the version's format on both sides
         assert [(h.doc_id, h.verified) for h in verified] == [("old-article", True)]
+        # Without min_similarity a v1-v3 index answers a text with its fingerprint: nothing about sketches
+        plain = client.query(text=copy)
+        assert [(h.doc_id, h.similarity, h.verified) for h in plain] == [("old-article", None, None)]
         assert recipe_of(version).dedup_floor < 0.95
         dedup = client.deduplicate("old-copy", text=copy)  # the default floor, the version's
         assert not dedup.stored and [h.doc_id for h in dedup.hits] == ["old-article"]

@@ -13,7 +13,7 @@ from google.rpc import error_details_pb2, status_pb2
 
 from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_schema import SchemaError, VersionMismatch
-from simhash_server.fingerprint import FINGERPRINT_VERSION, V1, VERSIONS, fingerprint
+from simhash_server.fingerprint import FINGERPRINT_VERSION, NAMES, V1, VERSIONS, fingerprint
 from simhash_server.index.errors import (
     CorruptData,
     DeadlineExceeded,
@@ -153,6 +153,24 @@ def test_deduplicate_verifies_a_text_at_the_recipe_floor(service) -> None:
     asked = pb.DeduplicateRequest(doc_id="d", text="x", min_similarity=0.5)
     named = service.requests.checked(asked, default_floor=floor)
     assert named.min_similarity == 0.5
+
+
+def test_a_text_query_verifies_at_the_v4_floor_and_min_similarity_0_is_the_fingerprints_answer(service) -> None:
+    floor = service.index.recipe.query_floor
+    assert floor == service.index.recipe.dedup_floor == 0.75  # one answer from Query and Deduplicate
+    by_text = service.requests.checked(pb.QueryRequest(text="x"), default_floor=floor)
+    assert (by_text.min_similarity, by_text.verified, by_text.max_distance) == (0.75, True, 8)
+    by_fp = service.requests.checked(pb.QueryRequest(simhash=1), default_floor=floor)
+    assert (by_fp.min_similarity, by_fp.verified, by_fp.max_distance) == (None, False, 3)
+    fingerprints = service.requests.checked(pb.QueryRequest(text="x", min_similarity=0), default_floor=floor)
+    assert (fingerprints.min_similarity, fingerprints.max_distance) == (0, 3)  # every candidate, within 3
+    wider = pb.QueryRequest(text="x", min_similarity=0, max_distance=8)
+    assert service.requests.checked(wider, default_floor=floor).max_distance == 8
+
+
+@pytest.mark.parametrize("name", ["v1", "v2", "v3"])
+def test_v1_to_v3_answer_a_text_query_with_the_fingerprint(name: str) -> None:
+    assert VERSIONS[NAMES[name]].query_floor is None
 
 
 @pytest.mark.parametrize("floor", [-0.1, 1.01, math.nan, math.inf])

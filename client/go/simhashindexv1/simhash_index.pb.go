@@ -37,7 +37,7 @@ const (
 type Verification int32
 
 const (
-	// No min_similarity was given.
+	// Not verified: a query by fingerprint, or a text's on a v1-v3 index without min_similarity.
 	Verification_VERIFICATION_UNSPECIFIED Verification = 0
 	// The stored sketch's estimate reached min_similarity; see `similarity`.
 	Verification_VERIFICATION_VERIFIED Verification = 1
@@ -872,8 +872,9 @@ type QueryRequest struct {
 	Text *string `protobuf:"bytes,1,opt,name=text,proto3,oneof" json:"text,omitempty"`
 	// Or a fingerprint made with the index's recipe.
 	Simhash *uint64 `protobuf:"fixed64,2,opt,name=simhash,proto3,oneof" json:"simhash,omitempty"`
-	// 0..3, 3 when unset.  With min_similarity: 0..8, 8 when unset; candidates beyond 3 are those that share
-	// a drawer with the query (most at 4, fewer further), and only a sketch can make them hits.
+	// A verified text query: 0..8, 8 when unset (3 when min_similarity is 0); candidates beyond 3 are those
+	// that share a drawer with the query (most at 4, fewer further), and only a sketch can make them hits.
+	// A fingerprint's query, or a text's on a v1-v3 index without min_similarity: 0..3, 3 when unset.
 	MaxDistance *uint32 `protobuf:"varint,3,opt,name=max_distance,json=maxDistance,proto3,oneof" json:"max_distance,omitempty"`
 	// The most hits to return; 0: the server's default (100), at most its max_limit (10,000).
 	Limit uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
@@ -881,7 +882,9 @@ type QueryRequest struct {
 	FingerprintVersion string `protobuf:"bytes,5,opt,name=fingerprint_version,json=fingerprintVersion,proto3" json:"fingerprint_version,omitempty"`
 	// Verification floor (0..1) a candidate must reach: under v4, the estimated containment of word 3-shingles
 	// (the share of the smaller document in the larger); under v1-v3, their estimated Jaccard similarity.
-	// Needs `text` (a fingerprint has no sketch to compare): with `simhash` it is INVALID_ARGUMENT.
+	// Unset, a text is verified at the index recipe's own floor (v4: 0.75, as Deduplicate; a v1-v3 index
+	// answers with the fingerprint alone).  0 keeps every candidate, each with its estimate.  Needs `text` (a
+	// fingerprint has no sketch to compare): with `simhash` it is INVALID_ARGUMENT.
 	MinSimilarity *float64 `protobuf:"fixed64,6,opt,name=min_similarity,json=minSimilarity,proto3,oneof" json:"min_similarity,omitempty"`
 	// Only documents whose time (`indexed_at`) is within this long before the call are hits; unset: any time.
 	// At least 1 ms.  Read by an HBase time range, so an older document is never a candidate.

@@ -63,8 +63,10 @@ type SimHashIndexClient interface {
 	// answers as sending the items one by one, and atomic across servers as Deduplicate is.  A bad item is
 	// refused alone, in its outcome's status.  Safe to retry.
 	DeduplicateBatch(ctx context.Context, in *DeduplicateBatchRequest, opts ...grpc.CallOption) (*DeduplicateBatchResponse, error)
-	// Stored documents near a text or fingerprint, closest first: within max_distance (0..3), or with
-	// min_similarity (text only) within up to 8, each candidate checked against its stored sketch.
+	// Stored documents near a text or fingerprint, closest first.  A text's candidates (within up to 8) are
+	// checked against their stored sketches, at the index recipe's own floor unless min_similarity says
+	// otherwise (0: every candidate within max_distance, the fingerprint's own answer); a fingerprint's are
+	// those within max_distance (0..3).
 	Query(ctx context.Context, in *QueryRequest, opts ...grpc.CallOption) (*QueryResponse, error)
 	// Query, and index the document unless a near-duplicate (other than itself) is found.  A text is
 	// verified at the recipe's own floor unless min_similarity says otherwise.  Atomic across servers: of
@@ -209,8 +211,10 @@ type SimHashIndexServer interface {
 	// answers as sending the items one by one, and atomic across servers as Deduplicate is.  A bad item is
 	// refused alone, in its outcome's status.  Safe to retry.
 	DeduplicateBatch(context.Context, *DeduplicateBatchRequest) (*DeduplicateBatchResponse, error)
-	// Stored documents near a text or fingerprint, closest first: within max_distance (0..3), or with
-	// min_similarity (text only) within up to 8, each candidate checked against its stored sketch.
+	// Stored documents near a text or fingerprint, closest first.  A text's candidates (within up to 8) are
+	// checked against their stored sketches, at the index recipe's own floor unless min_similarity says
+	// otherwise (0: every candidate within max_distance, the fingerprint's own answer); a fingerprint's are
+	// those within max_distance (0..3).
 	Query(context.Context, *QueryRequest) (*QueryResponse, error)
 	// Query, and index the document unless a near-duplicate (other than itself) is found.  A text is
 	// verified at the recipe's own floor unless min_similarity says otherwise.  Atomic across servers: of

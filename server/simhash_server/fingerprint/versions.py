@@ -58,14 +58,19 @@ class Recipe:
     # balance for this recipe's fingerprints and sketch.
     dedup_floor: float
     normalization: str = NFKC_CASEFOLD  # one of normalize.NORMALIZATIONS
+    # The min_similarity a text Query uses when the caller gives none (None: the fingerprint's answer).  v4's
+    # is its Deduplicate floor, so both calls give one answer.  v1-v3 answer with the fingerprint: within
+    # distance 3 their precision is already 1.000 on the evaluation (docs/accuracy.md), so a floor could only
+    # drop copies.
+    query_floor: float | None = None
 
 
 VERSIONS: dict[str, Recipe] = {
     V1: Recipe(V1, "blend-tfidf", FORMATS[1], 0.9),
     V2: Recipe(V2, "blend-tfidf-321", FORMATS[2], 0.896),
     V3: Recipe(V3, SHINGLES, FORMATS[2], 0.9),
-    V4_NOFOLD: Recipe(V4_NOFOLD, TIERED_GRAMS, FORMATS[3], 0.75, UNFOLDED),
-    V4: Recipe(V4, TIERED_GRAMS, FORMATS[3], 0.75, FOLDED),
+    V4_NOFOLD: Recipe(V4_NOFOLD, TIERED_GRAMS, FORMATS[3], 0.75, UNFOLDED, query_floor=0.75),
+    V4: Recipe(V4, TIERED_GRAMS, FORMATS[3], 0.75, FOLDED, query_floor=0.75),
 }
 FINGERPRINT_VERSION = V4  # what new indexes are created with
 # What the command line and the docs call them.

@@ -66,7 +66,8 @@ def check_request(
     """Check ``fields`` (the fields a call sets, by proto name: ``doc_id``, ``text``, ``simhash``, ...;
     ``indexed_at`` and ``max_age`` in milliseconds).
 
-    ``default_floor`` verifies a text that names no ``min_similarity`` (Deduplicate's recipe floor);
+    ``default_floor`` verifies a text that names no ``min_similarity`` (the recipe's floor for Deduplicate,
+    and for Query on v4); a ``min_similarity`` of 0 reaches distance 3 unless ``max_distance`` says more;
     ``prefix`` is the request's path in a batch (``documents[3].``), put before every field it names;
     ``retention_seconds``: the index's, which ``indexed_at`` must be within.
     """
@@ -106,7 +107,8 @@ def check_request(
     if floor is None and "min_similarity" not in fields and text is not None:
         floor = default_floor
     verified = floor is not None or "min_similarity" in fields
-    distance = VERIFY_MAX_DISTANCE if verified else MAX_DISTANCE
+    # A floor of 0 keeps every candidate: the fingerprint's own answer, so by default its own reach too.
+    distance = VERIFY_MAX_DISTANCE if verified and floor != 0 else MAX_DISTANCE
     if "max_distance" in fields:
         distance = checked(check_max_distance, fields["max_distance"], verified) or 0
     limit = fields.get("limit") or bounds.default_limit

@@ -168,7 +168,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
 
     @_rpc
     async def Query(self, request: pb.QueryRequest, deadline: float | None):
-        checked = self.requests.checked(request)
+        checked = self.requests.checked(request, default_floor=self.index.recipe.query_floor)
         fp, features, sketch = await self._fingerprinted(checked, sketch=checked.verified)  # only a floor needs it
         check_deadline(deadline)
         floor, max_age = checked.min_similarity, checked.max_age_ms
@@ -182,7 +182,8 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         self.requests.check_batch_size(request.queries, "queries")
         tracing.annotate(batch_size=len(request.queries))
         chars = sum(len(item.text) for item in request.queries)
-        items = await self._off_loop_if_long(chars, self.requests.checked_items, request.queries, "queries", deadline)
+        check = functools.partial(self.requests.checked_items, default_floor=self.index.recipe.query_floor)
+        items = await self._off_loop_if_long(chars, check, request.queries, "queries", deadline)
         good = [item for item in items if not isinstance(item, Exception)]
         self._require_index()
         # The batch's queries are answered together (index/nearby.py): one set of drawer scans for all.
