@@ -16,11 +16,26 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
-__all__ = ["annotate", "carried", "linked_span", "on", "record", "sampled", "span", "start", "stop", "use", "wanted"]
+__all__ = [
+    "annotate",
+    "bound",
+    "carried",
+    "linked_span",
+    "on",
+    "record",
+    "sampled",
+    "span",
+    "start",
+    "stop",
+    "use",
+    "wanted",
+]
 
+R = TypeVar("R")
 EXPORTERS = ("otlp", "console")  # OTEL_TRACES_EXPORTER's values this server knows
 _NO_SPAN = contextlib.nullcontext()
 _tracer: Any = None  # an opentelemetry Tracer while tracing is on
@@ -147,6 +162,12 @@ def annotate(**attributes: Any) -> None:
     current = _trace.get_current_span()
     if current.is_recording():
         current.set_attributes({f"simhash.{key}": value for key, value in attributes.items()})
+
+
+def bound(call: Callable[..., R]) -> Callable[..., R]:
+    """``call``, to run in another thread within the caller's context (so its spans join the caller's
+    trace); ``call`` itself while tracing is off."""
+    return call if _tracer is None else functools.partial(contextvars.copy_context().run, call)
 
 
 def carried() -> contextvars.Context | None:

@@ -159,3 +159,19 @@ def test_a_call_is_traced_when_the_sampler_would_record_it(sampler, metadata, ex
     finally:
         tracing.stop()
     assert tracing.sampled(metadata, "/simhash_index.v1.SimHashIndex/Query") is False  # off: nothing is
+
+
+def test_bound_work_runs_in_the_callers_trace_in_another_thread(exported):
+    def inner() -> None:
+        with tracing.span("HBase call"):
+            pass
+
+    tracer = trace.get_tracer("caller", tracer_provider=tracing._provider)
+    with tracer.start_as_current_span("call") as call:
+        worker = threading.Thread(target=tracing.bound(inner))
+        worker.start()
+        worker.join()
+    (child,) = [s for s in exported.get_finished_spans() if s.name == "HBase call"]
+    assert child.parent.span_id == call.get_span_context().span_id
+    tracing.stop()
+    assert tracing.bound(inner) is inner  # off: the call itself, nothing wrapped

@@ -77,10 +77,7 @@ class AsyncIndexStore:
         return self.store.tables
 
     def _in_thread(self, call: Callable[..., R], *args: object) -> asyncio.Future[R]:
-        loop = asyncio.get_running_loop()
-        if (context := tracing.carried()) is not None:  # the thread's spans join the caller's trace
-            return loop.run_in_executor(self._executor, context.run, call, *args)
-        return loop.run_in_executor(self._executor, call, *args)
+        return asyncio.get_running_loop().run_in_executor(self._executor, tracing.bound(call), *args)
 
     async def _blocking(self, call: Callable[..., R], *args: object) -> R:
         return await self._in_thread(call, *args)
@@ -128,10 +125,10 @@ class AsyncIndexStore:
                 check_verified_query(q.fingerprint, q.sketch, q.min_similarity, q.max_distance)
                 probes.append(Probe.verified(q.fingerprint, q.max_distance, q.limit, q.max_age_ms))
         found = await self.near_each(probes, deadline)
-        checked = sum(len(near) for q, near in zip(queries, found, strict=True) if q.min_similarity is not None)
-        verifying = (
-            tracing.span("verify sketches", {"simhash.candidates": checked}) if checked else contextlib.nullcontext()
-        )
+        verifying: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
+        if tracing.on() and any(q.min_similarity is not None for q in queries):
+            checked = sum(len(near) for q, near in zip(queries, found, strict=True) if q.min_similarity is not None)
+            verifying = tracing.span("verify sketches", {"simhash.candidates": checked})
         with verifying:
             return [
                 Verified(ranked(near, q.limit), 0)

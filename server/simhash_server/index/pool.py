@@ -82,6 +82,8 @@ class ConnectionPool(Generic[C]):
     ) -> R:
         """``call(connection)``, retried on a fresh connection after transport or HBase I/O errors; traced as
         one span, "HBase ``what``", with the gateway and ``attributes`` (the table, how many rows)."""
+        if not tracing.on():  # the untraced path builds no span name or attributes
+            return self._attempts(call, idempotent, deadline)
         with tracing.span(f"HBase {what}", {"db.system": "hbase", "simhash.gateway": self.name, **(attributes or {})}):
             return self._attempts(call, idempotent, deadline)
 

@@ -107,9 +107,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
     async def _fingerprinting(self, chars: int, work: Callable[..., R], *args: object) -> R:
         if chars <= INLINE_TEXT_CHARS:
             return work(*args)
-        context = tracing.carried()  # the thread's spans join the call's trace (None while tracing is off)
-        call = (context.run, work) if context is not None else (work,)
-        return await asyncio.get_running_loop().run_in_executor(self._executor, *call, *args)
+        return await asyncio.get_running_loop().run_in_executor(self._executor, tracing.bound(work), *args)
 
     async def _fingerprinted(self, request: Request, sketch: bool = True) -> tuple[int, int, bytes]:
         chars = len(request.text) if request.text is not None else 0
