@@ -18,6 +18,7 @@ from simhash_server.bulk.file_task import run
 from simhash_server.bulk.hfile import default_rejects_uri, is_uri, task_env_needs
 from simhash_server.bulk.input import InputSource
 from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint
+from simhash_server.fingerprint.versions import NAMES
 
 
 @pytest.mark.parametrize(
@@ -136,3 +137,11 @@ def test_the_probe_is_the_recipe_s_own_fingerprint_and_sketch_of_its_text(capsys
     with pytest.raises(SystemExit):
         main([])  # neither a file's name nor --probe
     assert "give the input file's name, or --probe" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", list(NAMES))
+def test_the_pinned_probe_is_what_this_build_computes(name: str) -> None:
+    """The submitting command sends the pinned lines to NodeCheck instead of fingerprinting the probe itself."""
+    from simhash_server.bulk.file_task import pinned_probe, probe
+
+    assert pinned_probe(NAMES[name]) == "".join(probe(NAMES[name]).splitlines(keepends=True)[:2])

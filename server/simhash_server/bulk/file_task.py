@@ -34,10 +34,22 @@ from simhash_server.bulk.hfile import normalized_record
 from simhash_server.bulk.input import COMPRESSIONS, FINGERPRINT_FORMATS, FORMATS, InputSource, Record, Reject
 from simhash_server.bulk.workers import stored_document
 from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint, recipe_of
+from simhash_server.fingerprint.versions import short_name
 
-__all__ = ["main", "probe", "run"]
+__all__ = ["main", "pinned_probe", "probe", "run"]
 
 PROBE_TEXT = "海量文本的近似重复检测：同一篇文章换了页眉页脚。 A near-duplicate probe, 2026."
+# The first two lines of ``probe`` for each recipe, by short name: what the submitting command sends the
+# NodeManagers' check, so that it need not fingerprint (and load jieba's and OpenCC's tables: ~2 s of CPU,
+# the biggest part of its own) to know them.  tests/unit/test_cluster_inputs.py keeps them equal to what
+# this build computes.
+_PINNED_PROBES = {
+    "v1": ("a4fc28be24239f50", "8293132f20c95c2f"),
+    "v2": ("b48428be25e29e08", "7ce003654b746127"),
+    "v3": ("0e3ab89a635a94d1", "7ce003654b746127"),
+    "v4": ("8ecf33f1110d3df1", "576508e2692934fb"),
+    "v4-nofold": ("8ecf33f1110d3df1", "576508e2692934fb"),
+}
 
 _REJECT = struct.Struct(">QI")
 _END = struct.Struct(">QQQQ")
@@ -75,6 +87,12 @@ def probe(version: str) -> str:
     made = fingerprint(PROBE_TEXT, version, sketch=True)
     digest = hashlib.sha256(made.sketch).hexdigest()[:16]
     return f"fingerprint {made.value:016x}\nsketch {digest}\npython {platform.python_version()}\n"
+
+
+def pinned_probe(version: str) -> str:
+    """The fingerprint and sketch lines ``probe(version)`` prints, without fingerprinting."""
+    fingerprint_hex, sketch_digest = _PINNED_PROBES[short_name(recipe_of(version).version)]
+    return f"fingerprint {fingerprint_hex}\nsketch {sketch_digest}\n"
 
 
 def _reject_all(name: str, reason: str, out: IO[bytes]) -> None:

@@ -356,10 +356,10 @@ class _Load:
         if self.options.max_rejects is not None:
             args["max-rejects"] = str(self.options.max_rejects)
         if cluster.env is not None:  # on YARN: the NodeManagers are checked with it first (NodeCheck)
-            from simhash_server.bulk.file_task import probe
+            from simhash_server.bulk.file_task import pinned_probe
 
             args["env"] = str(cluster.env.resolve())
-            args["probe"] = "\\n".join(probe(self.version).splitlines()[:2]) + "\\n"
+            args["probe"] = pinned_probe(self.version).replace("\n", "\\n")
         return args
 
     def _take(self, event: JobEvent) -> None:

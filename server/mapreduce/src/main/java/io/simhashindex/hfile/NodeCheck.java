@@ -36,7 +36,8 @@ import org.apache.hadoop.yarn.client.api.YarnClient;
 /**
  * Before the parse job is submitted on YARN: one task asked for on each running NodeManager starts the
  * tasks' Python from the PEX (as the parse job will) and makes a probe fingerprint and sketch
- * (file_task.py {@code --probe}), which must equal the submitting machine's.  A node without the Python the
+ * (file_task.py {@code --probe}), which must equal the recipe's pinned lines (file_task.py's, kept equal to
+ * what the build computes by its unit test).  A node without the Python the
  * PEX needs, or whose Python makes another fingerprint, fails the check with a message naming the node and
  * what is missing, before any input is read.  YARN places a task where asked when it can, not always: the
  * nodes that ran none are named, and not counted as checked.  The nodes come from the ResourceManager; each
@@ -45,7 +46,7 @@ import org.apache.hadoop.yarn.client.api.YarnClient;
 final class NodeCheck {
   private NodeCheck() {}
 
-  static final String EXPECT = "simhash.check.expect"; // the probe's fingerprint and sketch lines, here
+  static final String EXPECT = "simhash.check.expect"; // the recipe's probe fingerprint and sketch lines
   static final String NODES = "simhash.check.nodes"; // comma-separated
 
   /** Runs the check for {@code parse}'s settings (its PEX and Python); returns the nodes it could not. */
@@ -209,7 +210,7 @@ final class NodeCheck {
       if (code != 0 || !said.startsWith(expect)) {
         String tail = said.length() > 4000 ? said.substring(said.length() - 4000) : said;
         throw new IOException("NodeManager " + here + ": the tasks' Python (" + python + " and the PEX) "
-            + (code != 0 ? "exited with " + code : "made another probe fingerprint than the submitting machine's ("
+            + (code != 0 ? "exited with " + code : "made another probe fingerprint than the recipe's ("
             + expect.replace('\n', ' ').trim() + ")") + "; it said:\n" + tail);
       }
       // A NodeManager names itself by one or the other.
