@@ -52,6 +52,28 @@ def test_golden_texts_give_the_same_everything(native, name: str, version: str) 
     assert (fast.value, fast.features, fast.sketch) == (slow.value, slow.features, slow.sketch)
 
 
+def test_the_decomposition_table_is_every_code_point_s_own_nfkd() -> None:
+    """decompositions() skips the blocks NFKD leaves alone: the same table as asking each code point."""
+    import unicodedata
+
+    each = {}
+    for cp in (*range(0xD800), *range(0xE000, 0x110000)):
+        decomposed = unicodedata.normalize("NFKD", chr(cp))
+        if decomposed != chr(cp):
+            each[chr(cp)] = decomposed
+    assert decompositions() == each
+
+
+def test_the_invisible_characters_are_every_format_and_control_character_but_whitespace() -> None:
+    import unicodedata
+
+    from simhash_server.fingerprint.markup import INVISIBLE
+
+    each = [chr(cp) for cp in range(0x110000) if unicodedata.category(chr(cp)) in ("Cf", "Cc")]
+    assert "".join(ch for ch in each if ch not in "\t\n\r") == INVISIBLE
+    assert "\u200b" in INVISIBLE and "\x00" in INVISIBLE and "\n" not in INVISIBLE
+
+
 def test_decomposing_first_never_changes_the_normal_form(native) -> None:
     table = decompositions()
     assert table["，"] == "," and table["ﬁ"] == "fi" and "中" not in table

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import html
 import re
-import sys
 import unicodedata
+
+from simhash_server.fingerprint.codepoints import every_code_point
 
 __all__ = ["BLOCK_ELEMENTS", "INLINE_ELEMENTS", "INVISIBLE", "strip_markup"]
 
@@ -36,11 +37,7 @@ _NAME = r"\s*/?\s*({})(?=[\s/>])[^<>]*>"
 _BLOCK = re.compile("<" + _NAME.format("|".join(BLOCK_ELEMENTS)), re.IGNORECASE)
 _INLINE = re.compile("<" + _NAME.format("|".join(INLINE_ELEMENTS)), re.IGNORECASE)
 _HIDDEN = re.compile(r"<(script|style)\b[^<>]*>.*?</\1\s*>|<!--.*?-->", re.IGNORECASE | re.DOTALL)
-INVISIBLE = "".join(
-    chr(cp)
-    for cp in range(sys.maxunicode + 1)
-    if unicodedata.category(chr(cp)) == "Cf" or (unicodedata.category(chr(cp)) == "Cc" and chr(cp) not in "\t\n\r")
-)
+INVISIBLE = "".join(ch for ch in every_code_point() if unicodedata.category(ch) in ("Cf", "Cc") and ch not in "\t\n\r")
 _NEWLINES = re.compile(r"\r\n?")
 
 

@@ -15,6 +15,7 @@ import unicodedata
 from functools import cache
 from typing import Any
 
+from simhash_server.fingerprint.codepoints import every_code_point
 from simhash_server.fingerprint.features import BLEND_WEIGHTS, SHINGLES, TIERED_GRAMS, _idf_table
 from simhash_server.fingerprint.script import character_folding
 from simhash_server.fingerprint.tokens import _HAN, _OTHER_IDEOGRAPH
@@ -27,8 +28,8 @@ _CLASSES = ((1, rf"[{_HAN}]"), (2, rf"[{_OTHER_IDEOGRAPH}]"), (3, rf"[^\W_{_HAN}
 def character_classes() -> bytes:
     """One byte per code point: 0 separator, 1 Han (segmented), 2 other ideograph (a token each), 3 a word
     character (runs of them are tokens): the classes of tokens.py's ``_RUNS``, from Python's own ``re``."""
-    every = "".join(map(chr, range(0x110000)))
-    table = bytearray(0x110000)
+    every = every_code_point()
+    table = bytearray(len(every))
     for value, pattern in _CLASSES:
         for match in re.finditer(pattern + "+", every):
             table[match.start() : match.end()] = bytes([value]) * (match.end() - match.start())
@@ -37,13 +38,22 @@ def character_classes() -> bytes:
 
 def decompositions() -> dict[str, str]:
     """NFKD of every code point whose NFKD differs from it, by Python's own Unicode database."""
+    every = every_code_point()
     table = {}
-    for cp in (*range(0xD800), *range(0xE000, 0x110000)):
-        ch = chr(cp)
-        decomposed = unicodedata.normalize("NFKD", ch)
-        if decomposed != ch:
-            table[ch] = decomposed
+    for start in range(0, len(every), _BLOCK):
+        block = every[start : start + _BLOCK]
+        # NFKD of a string is each character's NFKD, marks then reordered: a block NFKD leaves as it is holds
+        # no character it changes.  Most of the code space is such blocks, skipped in C.
+        if unicodedata.is_normalized("NFKD", block):
+            continue
+        for ch in block:
+            decomposed = unicodedata.normalize("NFKD", ch)
+            if decomposed != ch and not "\ud800" <= ch <= "\udfff":
+                table[ch] = decomposed
     return table
+
+
+_BLOCK = 256
 
 
 _lock = threading.Lock()
@@ -71,7 +81,8 @@ def _build(recipe: str, scripts: bool | None) -> Any | None:
         import simhash_native
     except ImportError:
         return None
-    idf, median = _idf_table()
+    # Only the blend recipes weigh tokens by IDF: the others skip loading jieba's table (a map task's start-up).
+    idf, median = _idf_table() if weights is not None else ({}, 0)
     table = _tables()[1] if scripts is None else folded_decompositions(scripts)
     phrases = None
     if scripts:
