@@ -292,11 +292,14 @@ class _Load:
             for key, value in self.manifest.data["normalized"].items():
                 setattr(self.stats, key, value)
             self.stats.seconds.update(self.manifest.data.get("seconds", {}))
-        if not self.options.load_only:
-            self._job("generate", consult=str(not self.options.new_ids_only).lower())
-            if self.options.generate_only:
-                return self.stats
-        self._job("load")
+        consult = str(not self.options.new_ids_only).lower()
+        if self.options.generate_only:
+            self._job("generate", consult=consult)
+            return self.stats
+        if self.options.load_only:
+            self._job("load")
+        else:  # one JVM for both: a second would start, load its classes and connect again (#71's fixed cost)
+            self._job("generate", consult=consult, **{"then-load": "true"})
         self.stats.loaded = True
         self.report(self.stats)
         if not self.options.keep_staging:
@@ -330,18 +333,25 @@ class _Load:
     def _job(self, command: str, **extra: str) -> None:
         args = {"staging": str(self.options.staging.resolve()), **self.tables, **extra}
         args["splits"] = str(self.options.splits)
-        if command == "load" and self.options.runner.kind == "yarn" and not self.options.keep_staging:
+        loads = command == "load" or extra.get("then-load") == "true"
+        if loads and self.options.runner.kind == "yarn" and not self.options.keep_staging:
             args["remove-staging"] = "true"  # the HFiles are HBase's now; the rest on the cluster goes
         if command == "generate":
             args["timestamp"] = str(self.manifest.data["timestamp_ms"])
             if self.options.cluster_inputs is not None:
                 args |= self._parse_args(self.options.cluster_inputs)
-        started = time.monotonic()
+        step, started = command, time.monotonic()
         for event in self.options.runner.run(command, args, self.options.staging):
+            if event.kind == "generated" and loads:  # the same JVM goes on to load: the seconds after are its
+                self._finished(step, started)
+                step, started = "load", time.monotonic()
             self._take(event)
-        self.stats.seconds[command] = self.stats.seconds.get(command, 0.0) + time.monotonic() - started
+        self._finished(step, started)
+
+    def _finished(self, step: str, started: float) -> None:
+        self.stats.seconds[step] = self.stats.seconds.get(step, 0.0) + time.monotonic() - started
         self.manifest.data["seconds"] = dict(self.stats.seconds)
-        self.manifest.data[command] = asdict(self.stats)
+        self.manifest.data[step] = asdict(self.stats)
         self.manifest.save()
 
     def _parse_args(self, cluster: ClusterInputs) -> dict[str, str]:

@@ -43,6 +43,7 @@ import org.apache.hadoop.util.Tool;
  *            [--upload LOCAL_DIR]   (the normalised input, copied to STAGING/input first: on a cluster)
  *            [--inputs LOCAL_FILE --rejects URI [--python CMD] [--env LOCAL_PEX] [--task-args A\tB...]]
  *                                   (input URIs, one a line: read and fingerprinted in map tasks, ParseJob)
+ *            [--then-load true [--remove-staging true]]   (then load, as the load command, in this JVM)
  *   load     --staging DIR --drawers T --fp2docs T --docs T [--remove-staging true]
  *   keys     (unsigned decimal fingerprints on stdin -> their 10 drawer keys in hex, for the codec test)
  * </pre>
@@ -127,34 +128,26 @@ public final class Main extends Configured implements Tool {
         fs.create(new Path(staging, "parsed-input")).close();
       }
     }
+    // The jobs are configured from the tables (families, regions) with a connection closed before they run:
+    // an open one ticks its timers every 10 ms for as long as the jobs take.
+    Path winners = new Path(staging, DocsJob.WINNERS);
+    Job docs = null;
+    List<Job> jobs = new ArrayList<>(); // drawers and fp2docs both read the winners, and not each other
+    List<String> phases = new ArrayList<>();
     try (Connection connection = ConnectionFactory.createConnection(conf)) {
-      Path winners = new Path(staging, DocsJob.WINNERS);
       if (!fs.exists(new Path(staging, "generated-docs"))) {
-        Job job = job(conf, "docs", connection, need(opts, "docs"), input, staging);
-        job.setInputFormatClass(parsed ? SequenceFileInputFormat.class : NormalizedInputFormat.class);
-        job.setMapperClass(DocsJob.ById.class);
-        job.setMapOutputValueClass(Entry.class);
-        configure(job, connection, need(opts, "docs"));
-        job.setReducerClass(DocsJob.LastWins.class);
+        docs = job(conf, "docs", need(opts, "docs"), input, staging);
+        docs.setInputFormatClass(parsed ? SequenceFileInputFormat.class : NormalizedInputFormat.class);
+        docs.setMapperClass(DocsJob.ById.class);
+        docs.setMapOutputValueClass(Entry.class);
+        configure(docs, connection, need(opts, "docs"));
+        docs.setReducerClass(DocsJob.LastWins.class);
         for (String side : new String[] {DocsJob.WINNERS, DocsJob.MOVES}) {
-          MultipleOutputs.addNamedOutput(job, side, SequenceFileOutputFormat.class, NullWritable.class, Entry.class);
+          MultipleOutputs.addNamedOutput(docs, side, SequenceFileOutputFormat.class, NullWritable.class, Entry.class);
         }
-        run(job, "docs");
-        // The side outputs landed in the HFile directory, where the bulk load would take them for families.
-        Path hfiles = new Path(staging, "docs");
-        for (String side : new String[] {DocsJob.WINNERS, DocsJob.MOVES}) {
-          fs.delete(new Path(staging, side), true);
-          if (fs.exists(new Path(hfiles, side))) {
-            rename(fs, new Path(hfiles, side), new Path(staging, side));
-          }
-        }
-        fs.create(new Path(staging, "generated-docs")).close();
       }
-      // drawers and fp2docs both read the winners, and not each other: on YARN they run side by side.
-      List<Job> jobs = new ArrayList<>();
-      List<String> phases = new ArrayList<>();
       if (!fs.exists(new Path(staging, "generated-drawers"))) {
-        Job job = job(conf, "drawers", connection, need(opts, "drawers"), winners, staging);
+        Job job = job(conf, "drawers", need(opts, "drawers"), winners, staging);
         job.setInputFormatClass(SequenceFileInputFormat.class);
         job.setMapperClass(DrawersJob.Keys.class);
         job.setMapOutputValueClass(NullWritable.class);
@@ -164,7 +157,7 @@ public final class Main extends Configured implements Tool {
         phases.add("drawers");
       }
       if (!fs.exists(new Path(staging, "generated-fp2docs"))) {
-        Job job = job(conf, "fp2docs", connection, need(opts, "fp2docs"), winners, staging);
+        Job job = job(conf, "fp2docs", need(opts, "fp2docs"), winners, staging);
         job.setInputFormatClass(SequenceFileInputFormat.class);
         job.setMapperClass(Fp2docsJob.Columns.class);
         job.setMapOutputValueClass(org.apache.hadoop.hbase.KeyValue.class);
@@ -172,18 +165,35 @@ public final class Main extends Configured implements Tool {
         jobs.add(job);
         phases.add("fp2docs");
       }
-      Jobs.Succeeded mark = i -> fs.create(new Path(staging, "generated-" + phases.get(i))).close();
-      if (Jobs.onYarn(conf)) {
-        Jobs.runTogether(jobs, phases, out, mark);
-      } else { // the local runner's tasks share this JVM's heap: one job at a time
-        for (int i = 0; i < jobs.size(); i++) {
-          Jobs.runTogether(jobs.subList(i, i + 1), phases.subList(i, i + 1), out, index -> {});
-          mark.accept(i);
+    }
+    if (docs != null) {
+      splits(docs, input);
+      run(docs, "docs");
+      // The side outputs landed in the HFile directory, where the bulk load would take them for families.
+      Path hfiles = new Path(staging, "docs");
+      for (String side : new String[] {DocsJob.WINNERS, DocsJob.MOVES}) {
+        fs.delete(new Path(staging, side), true);
+        if (fs.exists(new Path(hfiles, side))) {
+          rename(fs, new Path(hfiles, side), new Path(staging, side));
         }
+      }
+      fs.create(new Path(staging, "generated-docs")).close();
+    }
+    for (Job job : jobs) {
+      splits(job, winners);
+    }
+    Jobs.Succeeded mark = i -> fs.create(new Path(staging, "generated-" + phases.get(i))).close();
+    if (Jobs.onYarn(conf)) { // on YARN they run side by side
+      Jobs.runTogether(jobs, phases, out, mark);
+    } else { // the local runner's tasks share this JVM's heap: one job at a time
+      for (int i = 0; i < jobs.size(); i++) {
+        Jobs.runTogether(jobs.subList(i, i + 1), phases.subList(i, i + 1), out, index -> {});
+        mark.accept(i);
       }
     }
     out.println("{\"event\": \"generated\"}");
-    return 0;
+    // The load in the same JVM: a second one would start, load its classes and connect to HBase again.
+    return Boolean.parseBoolean(opts.getOrDefault("then-load", "false")) ? load(opts) : 0;
   }
 
   /** The inputs' files, read and fingerprinted by the tasks (ParseJob); their rejects to --rejects. */
@@ -237,20 +247,24 @@ public final class Main extends Configured implements Tool {
     }
   }
 
-  private static Job job(Configuration conf, String phase, Connection connection, String table, Path input,
-      Path staging) throws IOException {
+  private static Job job(Configuration conf, String phase, String table, Path input, Path staging)
+      throws IOException {
     Job job = Job.getInstance(conf, "simhash-index hfile-load: " + phase + " (" + table + ")");
     job.setJarByClass(Main.class);
     FileInputFormat.addInputPath(job, input);
-    // The docs job leaves one winners file per docs region (often one): split it so every core maps.
-    long bytes = input.getFileSystem(conf).getContentSummary(input).getLength();
-    int splits = conf.getInt(SPLITS, 4);
-    FileInputFormat.setMaxInputSplitSize(job, Math.max(1L << 20, (bytes + splits - 1) / splits));
     Path output = new Path(staging, phase);
     output.getFileSystem(conf).delete(output, true); // a failed earlier attempt's
     FileOutputFormat.setOutputPath(job, output);
     job.setMapOutputKeyClass(ImmutableBytesWritable.class);
     return job;
+  }
+
+  /** The docs job leaves one winners file per docs region (often one): split it so every core maps. */
+  private static void splits(Job job, Path input) throws IOException {
+    Configuration conf = job.getConfiguration();
+    long bytes = input.getFileSystem(conf).getContentSummary(input).getLength();
+    int splits = conf.getInt(SPLITS, 4);
+    FileInputFormat.setMaxInputSplitSize(job, Math.max(1L << 20, (bytes + splits - 1) / splits));
   }
 
   /** Family settings (compression, encoding, bloom, block size) and one reducer per region, from the table. */
