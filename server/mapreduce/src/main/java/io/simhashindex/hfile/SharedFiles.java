@@ -79,9 +79,16 @@ final class SharedFiles {
     return remote;
   }
 
-  /** The first 16 hex digits of the file's SHA-256, computed once per file, size and time in this JVM. */
+  /**
+   * The first 16 hex digits of the file's SHA-256, computed once per file, size and modification time, and
+   * kept between runs in {@link #cache}: hashing the PEX and the jars again at each load was half the
+   * submitting JVM's CPU (SHA-256 has no intrinsic under C1).
+   */
   private static synchronized String digest(File file) throws IOException {
-    String key = file.getPath() + "\t" + file.length() + "\t" + file.lastModified();
+    String key = file.getAbsolutePath() + "\t" + file.length() + "\t" + file.lastModified();
+    if (DIGESTS.isEmpty()) {
+      readCache();
+    }
     String known = DIGESTS.get(key);
     if (known != null) {
       return known;
@@ -98,9 +105,49 @@ final class SharedFiles {
       }
       String digest = hex.substring(0, 16);
       DIGESTS.put(key, digest);
+      remember(key, digest);
       return digest;
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
+    }
+  }
+
+  /** Lines of digest, then the key (path, size, time; tab-separated); the user's own cache directory. */
+  static java.nio.file.Path cache = java.nio.file.Paths.get(
+      System.getenv("XDG_CACHE_HOME") != null ? System.getenv("XDG_CACHE_HOME")
+          : System.getProperty("user.home") + "/.cache", "simhash-index", "shared-file-digests.tsv");
+  private static final long CACHE_LIMIT = 1 << 20; // bytes: beyond, it starts afresh
+
+  /** Forgets this JVM's digests, as a new JVM starts (tests). */
+  static synchronized void forget() {
+    DIGESTS.clear();
+  }
+
+  private static void readCache() {
+    try {
+      if (Files.size(cache) > CACHE_LIMIT) {
+        Files.delete(cache);
+        return;
+      }
+      for (String line : Files.readAllLines(cache, java.nio.charset.StandardCharsets.UTF_8)) {
+        String[] parts = line.split("\t", 2);
+        if (parts.length == 2 && parts[0].length() == 16) {
+          DIGESTS.put(parts[1], parts[0]);
+        }
+      }
+    } catch (IOException e) {
+      // none yet, or unreadable: every digest is computed, as without a cache
+    }
+  }
+
+  /** Appends one line (a single short write: concurrent submitters' lines do not interleave). */
+  private static void remember(String key, String digest) {
+    try {
+      Files.createDirectories(cache.getParent());
+      Files.write(cache, (digest + "\t" + key + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8),
+          java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+    } catch (IOException e) {
+      System.err.println("warning: cannot keep file digests in " + cache + " (" + e + "); they are computed each run");
     }
   }
 }

@@ -20,6 +20,12 @@ import org.junit.jupiter.api.io.TempDir;
 class SharedFilesTest {
   @TempDir Path tmp;
 
+  @org.junit.jupiter.api.BeforeEach
+  void ownCache() {
+    SharedFiles.cache = tmp.resolve("cache").resolve("digests.tsv");
+    SharedFiles.forget();
+  }
+
   private Job job(Path... jars) throws Exception {
     Configuration conf = new Configuration(false);
     conf.set("fs.defaultFS", "file:///");
@@ -78,5 +84,19 @@ class SharedFilesTest {
     assertNotEquals(first, second);
     assertEquals("rebuilt", read(second.toUri().getPath()));
     assertEquals("environment", read(first.toUri().getPath())); // a load under way keeps its copy
+  }
+
+  @Test
+  void aDigestIsKeptBetweenRunsByPathSizeAndTime() throws Exception {
+    Path pex = write(tmp.resolve("simhash-index.pex"), "environment");
+    Configuration conf = job().getConfiguration();
+    String digest = SharedFiles.place(conf, pex.toFile()).getName().replaceAll(".*-([0-9a-f]{16})\\.pex", "$1");
+    String line = Files.readAllLines(SharedFiles.cache).get(0);
+    assertEquals(digest + "\t" + pex.toFile().getAbsolutePath() + "\t" + Files.size(pex) + "\t"
+        + pex.toFile().lastModified(), line);
+    // A new JVM takes the kept digest rather than reading the file again: here one that says otherwise.
+    write(SharedFiles.cache, line.replace(digest, "00000000000000aa") + "\n");
+    SharedFiles.forget();
+    assertEquals("simhash-index-00000000000000aa.pex", SharedFiles.place(conf, pex.toFile()).getName());
   }
 }
