@@ -52,8 +52,9 @@ GARBAGE_COLLECTORS = {"G1": "-XX:+UseG1GC", "ZGC": "-XX:+UseZGC", "Shenandoah": 
 JIT_FLAGS = ["-XX:CompileThresholdScaling=0.25"]
 # A JVM that only submits jobs to YARN and waits for them runs no hot loop: C1 alone, with one compiler
 # thread, and the serial collector spend less of the submitting machine's CPU than C2 and G1's threads do
-# (docs/decisions.md#submitting-parse-task-and-master-jvms-on-yarn-run-c1-and-the-serial-collector).
-SUBMITTER_FLAGS = ["-XX:TieredStopAtLevel=1", "-XX:CICompilerCount=1", "-XX:+UseSerialGC"]
+# (docs/decisions.md#submitting-parse-task-and-master-jvms-on-yarn-run-c1-and-the-serial-collector), and
+# no performance counters, whose sampler wakes every 50 ms for as long as the jobs run.
+SUBMITTER_FLAGS = ["-XX:TieredStopAtLevel=1", "-XX:CICompilerCount=1", "-XX:+UseSerialGC", "-XX:-UsePerfData"]
 
 
 def java_binary() -> str:

@@ -6,7 +6,7 @@ or on YARN.
   codecs.  Its heap is ``heap_mb``; what sizes it is ``sort_mb`` per map task and ``parallel`` tasks at once.
 - ``yarn``: submitted to the cluster's ResourceManager from a JVM on this machine with the same jars, and the
   cluster's configuration directories (``conf_dirs``: ``--conf-dir``, else ``HADOOP_CONF_DIR`` and
-  ``HBASE_CONF_DIR``) first on its class path.  No ``hadoop`` or ``hbase`` launcher script is used, even where
+  ``HBASE_CONF_DIR``) on its class path after them.  No ``hadoop`` or ``hbase`` launcher script is used, even where
   one is installed: each job ships its HBase jars through the distributed cache (HBase's
   ``TableMapReduceUtil.addDependencyJars``), and the normalised input goes to ``staging_uri`` on the
   cluster's filesystem through Hadoop's FileSystem API, from the same JVM.
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from simhash_server.bulk.checkpoint import BulkLoadError
+from simhash_server.bulk.class_archive import ClassArchive
 
 __all__ = ["CLUSTERS_CLASS", "MAIN_CLASS", "RUNNERS", "JobEvent", "JobRunner", "default_job_dir"]
 
@@ -119,10 +120,11 @@ class JobRunner:
         self, command: str, args: dict[str, str], staging: Path, main_class: str = MAIN_CLASS
     ) -> Iterator[JobEvent]:
         """Run ``command`` of ``main_class``; ``staging`` holds its log, configuration and (local) temporary files."""
+        archive = ClassArchive(self._java_binary(), [self.jar, *sorted((self.jar.parent / "lib").glob("*.jar"))])
         if self.kind == "yarn":
-            argv = self._yarn(command, args, staging, main_class)
+            argv = self._yarn(command, args, staging, main_class, archive.flags())
         else:
-            argv = self._local(command, args, staging, main_class)
+            argv = self._local(command, args, staging, main_class, archive.flags())
         log_path = staging / "job.log"
         with open(log_path, "ab") as log:
             # The staging directory is the working directory: the local runner links job files into it.
@@ -144,6 +146,7 @@ class JobRunner:
                     except subprocess.TimeoutExpired:
                         proc.kill()
                 code = proc.wait()
+                archive.keep(code)
         if code != 0:
             raise BulkLoadError(f"the {command} job failed (exit {code}); {log_path} ends:\n{_tail(log_path)}")
 
@@ -155,27 +158,30 @@ class JobRunner:
         pairs = [item for key, value in args.items() for item in (f"--{key}", value)]
         return [*defines, command, *pairs]
 
-    def _java(self, conf: Path, class_path: list[Path], main_class: str, flags: list[str]) -> list[str]:
-        """The JVM: the launcher's JDK 17 flags and ``flags``, logging to stderr, ``class_path`` before the
-        job's jars."""
-        from simhash_deploy.jvm import JDK17_FLAGS
-
-        (conf / "log4j2.properties").write_text(_LOG4J2)
+    def _java_binary(self) -> str:
         java_home = os.environ.get("JAVA_HOME")
         java = (java_home and shutil.which("java", path=f"{java_home}/bin")) or shutil.which("java")
         if java is None:
             raise BulkLoadError(
                 "java is not installed; the HFile job needs JDK 17 (apt-get install openjdk-17-jdk-headless)"
             )
+        return java
+
+    def _java(self, conf: Path, conf_dirs: list[Path], main_class: str, flags: list[str]) -> list[str]:
+        """The JVM: the launcher's JDK 17 flags and ``flags``, logging to stderr, the job's jars and then
+        ``conf_dirs`` on its class path (after the jars, so that the class archive can hold their classes)."""
+        from simhash_deploy.jvm import JDK17_FLAGS
+
+        (conf / "log4j2.properties").write_text(_LOG4J2)
         jar = self.jar
         return [
-            java,
+            self._java_binary(),
             f"-Xmx{self.heap_mb}m",
             *JDK17_FLAGS,
             *flags,
             f"-Dlog4j2.configurationFile=file:{conf / 'log4j2.properties'}",
             "-cp",
-            ":".join([*map(str, class_path), str(jar), f"{jar.parent / 'lib'}/*"]),
+            ":".join([str(jar), f"{jar.parent / 'lib'}/*", *map(str, conf_dirs)]),
             main_class,
         ]
 
@@ -184,14 +190,15 @@ class JobRunner:
         conf.mkdir(exist_ok=True)
         return conf
 
-    def _local(self, command: str, args: dict[str, str], staging: Path, main_class: str) -> list[str]:
+    def _local(self, command: str, args: dict[str, str], staging: Path, main_class: str, flags: list[str]) -> list[str]:
         from simhash_deploy.site import AIRCOMPRESSOR_CODECS, site_xml
 
         conf = self._conf(staging)
         host, _, port = (self.zookeeper or "127.0.0.1:2181").partition(":")
         site = {"hbase.zookeeper.quorum": host, "hbase.zookeeper.property.clientPort": port or "2181"}
         (conf / "hbase-site.xml").write_text(site_xml(site | AIRCOMPRESSOR_CODECS, "written by hfile-load"))
-        return [*self._java(conf, [conf], main_class, []), *self._arguments(command, args, str(staging.resolve()))]
+        java = self._java(conf, [conf], main_class, flags)
+        return [*java, *self._arguments(command, args, str(staging.resolve()))]
 
     def cluster_conf_dirs(self) -> list[Path]:
         """The cluster's configuration directories, checked for what a submission needs; BulkLoadError
@@ -227,7 +234,7 @@ class JobRunner:
             )
         return [d.resolve() for d in dirs]
 
-    def _yarn(self, command: str, args: dict[str, str], staging: Path, main_class: str) -> list[str]:
+    def _yarn(self, command: str, args: dict[str, str], staging: Path, main_class: str, flags: list[str]) -> list[str]:
         dirs = self.cluster_conf_dirs()
         remote = str(self.staging_uri).rstrip("/")
         zookeeper = {}
@@ -242,7 +249,7 @@ class JobRunner:
             args = args | {"upload": str((staging / "input").resolve())}
         from simhash_deploy.jvm import SUBMITTER_FLAGS
 
-        java = self._java(self._conf(staging), dirs, main_class, SUBMITTER_FLAGS)
+        java = self._java(self._conf(staging), dirs, main_class, [*SUBMITTER_FLAGS, *flags])
         return [*java, *self._arguments(command, args, remote, zookeeper)]
 
 

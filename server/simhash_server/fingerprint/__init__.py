@@ -4,8 +4,11 @@
 Pure computation: nothing here touches HBase or the network.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from simhash_server.fingerprint.hexform import from_hex, to_hex
-from simhash_server.fingerprint.pipeline import Fingerprint, fingerprint
 from simhash_server.fingerprint.versions import (
     FINGERPRINT_VERSION,
     NAMES,
@@ -19,6 +22,20 @@ from simhash_server.fingerprint.versions import (
     recipe_of,
     short_name,
 )
+
+if TYPE_CHECKING:
+    from simhash_server.fingerprint.pipeline import Fingerprint, fingerprint
+
+
+def __getattr__(name: str) -> Any:
+    # The pipeline (jieba's, OpenCC's and the native tables) loads on first use, not with the package: a
+    # command that only names a recipe, or reads a module beside it, starts without them.
+    if name in ("Fingerprint", "fingerprint"):
+        from simhash_server.fingerprint import pipeline
+
+        return getattr(pipeline, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "FINGERPRINT_VERSION",
