@@ -12,7 +12,7 @@ from simhash_server.bulk.hfile_job import MAIN_CLASS, JobRunner
 
 def _run(runner: JobRunner, archive: ClassArchive, extra: list[str]) -> int:
     jar = runner.jar
-    argv = [runner._java_binary(), *archive.flags({}), *extra, "-cp", f"{jar}:{jar.parent / 'lib'}/*", MAIN_CLASS]
+    argv = [runner.java_binary(), *archive.flags({}), *extra, "-cp", f"{jar}:{jar.parent / 'lib'}/*", MAIN_CLASS]
     code = subprocess.run(argv, capture_output=True, timeout=120).returncode
     archive.keep(code)
     return code
@@ -21,7 +21,7 @@ def _run(runner: JobRunner, archive: ClassArchive, extra: list[str]) -> int:
 def test_the_second_run_maps_the_job_classes_from_the_archive(tmp_path: Path) -> None:
     runner = JobRunner()
     jars = [runner.jar, *sorted((runner.jar.parent / "lib").glob("*.jar"))]
-    java = runner._java_binary()
+    java = runner.java_binary()
     first = ClassArchive(java, jars, tmp_path / "cache")
     assert _run(runner, first, []) == 2  # Main without a command: its usage, exit 2
     assert first.path.stat().st_size > 1 << 20

@@ -19,7 +19,6 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -120,11 +119,12 @@ class JobRunner:
         self, command: str, args: dict[str, str], staging: Path, main_class: str = MAIN_CLASS
     ) -> Iterator[JobEvent]:
         """Run ``command`` of ``main_class``; ``staging`` holds its log, configuration and (local) temporary files."""
-        archive = ClassArchive(self._java_binary(), [self.jar, *sorted((self.jar.parent / "lib").glob("*.jar"))])
+        java = self.java_binary()
+        archive = ClassArchive(java, [self.jar, *sorted((self.jar.parent / "lib").glob("*.jar"))])
         if self.kind == "yarn":
-            argv = self._yarn(command, args, staging, main_class, archive.flags())
+            argv = self._yarn(java, command, args, staging, main_class, archive.flags())
         else:
-            argv = self._local(command, args, staging, main_class, archive.flags())
+            argv = self._local(java, command, args, staging, main_class, archive.flags())
         log_path = staging / "job.log"
         with open(log_path, "ab") as log:
             # The staging directory is the working directory: the local runner links job files into it.
@@ -158,16 +158,18 @@ class JobRunner:
         pairs = [item for key, value in args.items() for item in (f"--{key}", value)]
         return [*defines, command, *pairs]
 
-    def _java_binary(self) -> str:
-        java_home = os.environ.get("JAVA_HOME")
-        java = (java_home and shutil.which("java", path=f"{java_home}/bin")) or shutil.which("java")
-        if java is None:
-            raise BulkLoadError(
-                "java is not installed; the HFile job needs JDK 17 (apt-get install openjdk-17-jdk-headless)"
-            )
-        return java
+    @staticmethod
+    def java_binary() -> str:
+        """The java the launcher runs HBase with ($JAVA_HOME's, else PATH's); BulkLoadError when there is none."""
+        from simhash_deploy.home import HBaseError
+        from simhash_deploy.jvm import java_binary
 
-    def _java(self, conf: Path, conf_dirs: list[Path], main_class: str, flags: list[str]) -> list[str]:
+        try:
+            return java_binary()
+        except HBaseError as exc:
+            raise BulkLoadError(str(exc)) from exc
+
+    def _java(self, java: str, conf: Path, conf_dirs: list[Path], main_class: str, flags: list[str]) -> list[str]:
         """The JVM: the launcher's JDK 17 flags and ``flags``, logging to stderr, the job's jars and then
         ``conf_dirs`` on its class path (after the jars, so that the class archive can hold their classes)."""
         from simhash_deploy.jvm import JDK17_FLAGS
@@ -175,7 +177,7 @@ class JobRunner:
         (conf / "log4j2.properties").write_text(_LOG4J2)
         jar = self.jar
         return [
-            self._java_binary(),
+            java,
             f"-Xmx{self.heap_mb}m",
             *JDK17_FLAGS,
             *flags,
@@ -190,15 +192,17 @@ class JobRunner:
         conf.mkdir(exist_ok=True)
         return conf
 
-    def _local(self, command: str, args: dict[str, str], staging: Path, main_class: str, flags: list[str]) -> list[str]:
+    def _local(
+        self, java: str, command: str, args: dict[str, str], staging: Path, main_class: str, flags: list[str]
+    ) -> list[str]:
         from simhash_deploy.site import AIRCOMPRESSOR_CODECS, site_xml
 
         conf = self._conf(staging)
         host, _, port = (self.zookeeper or "127.0.0.1:2181").partition(":")
         site = {"hbase.zookeeper.quorum": host, "hbase.zookeeper.property.clientPort": port or "2181"}
         (conf / "hbase-site.xml").write_text(site_xml(site | AIRCOMPRESSOR_CODECS, "written by hfile-load"))
-        java = self._java(conf, [conf], main_class, flags)
-        return [*java, *self._arguments(command, args, str(staging.resolve()))]
+        jvm = self._java(java, conf, [conf], main_class, flags)
+        return [*jvm, *self._arguments(command, args, str(staging.resolve()))]
 
     def cluster_conf_dirs(self) -> list[Path]:
         """The cluster's configuration directories, checked for what a submission needs; BulkLoadError
@@ -234,7 +238,9 @@ class JobRunner:
             )
         return [d.resolve() for d in dirs]
 
-    def _yarn(self, command: str, args: dict[str, str], staging: Path, main_class: str, flags: list[str]) -> list[str]:
+    def _yarn(
+        self, java: str, command: str, args: dict[str, str], staging: Path, main_class: str, flags: list[str]
+    ) -> list[str]:
         dirs = self.cluster_conf_dirs()
         remote = str(self.staging_uri).rstrip("/")
         zookeeper = {}
@@ -249,8 +255,8 @@ class JobRunner:
             args = args | {"upload": str((staging / "input").resolve())}
         from simhash_deploy.jvm import SUBMITTER_FLAGS
 
-        java = self._java(self._conf(staging), dirs, main_class, [*SUBMITTER_FLAGS, *flags])
-        return [*java, *self._arguments(command, args, remote, zookeeper)]
+        jvm = self._java(java, self._conf(staging), dirs, main_class, [*SUBMITTER_FLAGS, *flags])
+        return [*jvm, *self._arguments(command, args, remote, zookeeper)]
 
 
 def _end_with_parent() -> None:
