@@ -36,6 +36,8 @@ from importlib import resources
 import numpy as np
 import xxhash
 
+from simhash_server.fingerprint.names import SHINGLES, TIERED_GRAMS
+
 __all__ = [
     "BLEND_WEIGHTS",
     "DEFAULT_RECIPE",
@@ -250,8 +252,6 @@ RECIPES: dict[str, Callable[[list[str]], Features]] = {
     **{name: _blend(weights) for name, weights in BLEND_WEIGHTS.items()},
 }
 DEFAULT_RECIPE = "blend-tfidf-321"  # recipe v2's features
-SHINGLES = "word-3-shingles"  # recipe v3's features: the shingle set, unweighted, hashed by minhash.py
-TIERED_GRAMS = "segment-char-grams-tiered"  # recipe v4's: character grams within segments, weighted by tier
 
 
 def features(tokens: list[str], recipe: str = DEFAULT_RECIPE) -> Features:

@@ -24,8 +24,9 @@ import re
 import unicodedata
 from functools import cache
 
-from simhash_server.fingerprint.features import DEFAULT_RECIPE, TIERED_GRAMS
+from simhash_server.fingerprint.features import DEFAULT_RECIPE
 from simhash_server.fingerprint.markup import strip_markup
+from simhash_server.fingerprint.names import FOLDED, NFKC_CASEFOLD, NORMALIZATIONS, TIERED_GRAMS, UNFOLDED
 from simhash_server.fingerprint.native import fingerprinter
 from simhash_server.fingerprint.script import character_folding, regional_phrases
 
@@ -39,10 +40,6 @@ __all__ = [
     "phrase_folding",
 ]
 
-NFKC_CASEFOLD = "nfkc-casefold"  # v1-v3
-FOLDED = "markup+invisible+script+nfkc-casefold+digits"  # v4
-UNFOLDED = "markup+invisible+nfkc-casefold+digits"  # v4 with the scripts kept apart
-NORMALIZATIONS = (NFKC_CASEFOLD, FOLDED, UNFOLDED)
 _DIGITS = re.compile(r"[0-9]+")
 
 

@@ -34,13 +34,25 @@ Two sketches compare only when they are of one format; a stored sketch of anothe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
 
 from simhash_server.fingerprint.features import fmix64, shingle_hashes, token_hashes
 from simhash_server.fingerprint.native import sketch_function
+from simhash_server.fingerprint.sketch_format import (
+    FORMATS,
+    SKETCH_BINS,
+    SKETCH_BYTES,
+    SKETCH_FORMAT,
+    SketchError,
+    SketchFormat,
+    comparable,
+    distinct_shingles,
+    format_of,
+    header_of,
+    readable,
+)
 
 __all__ = [
     "FORMATS",
@@ -64,39 +76,11 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class SketchFormat:
-    code: int  # the stored first byte
-    bins: int
-    bits: int
-    counted: bool = False  # the distinct shingles' count follows the code byte (4 bytes, big-endian)
-
-    @property
-    def header(self) -> int:
-        return 5 if self.counted else 1
-
-    @property
-    def size(self) -> int:
-        return self.header + self.bins * self.bits // 8
-
-
-FORMATS: dict[int, SketchFormat] = {
-    1: SketchFormat(1, 256, 8),
-    2: SketchFormat(2, 2048, 2),
-    3: SketchFormat(3, 2048, 2, counted=True),
-}
-SKETCH_FORMAT = 1  # format 1's constants, as the evaluation and older callers name them
-SKETCH_BINS = FORMATS[1].bins
-SKETCH_BYTES = FORMATS[1].size
 _EMPTY = np.iinfo(np.uint64).max
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _SEED = np.uint64(0x5DEECE66DA3B2C17)
 _PROBES = 64  # densification attempts before the fallback (only texts of a handful of shingles get there)
 _PROBE_STEP = 8  # attempts tried at once
-
-
-class SketchError(ValueError):
-    """A stored sketch is not of a form this code reads."""
 
 
 @cache
@@ -159,13 +143,6 @@ def sketch(tokens: list[str], form: SketchFormat, native: bool = True) -> bytes:
     return sketch_of_hashes(token_hashes(tokens), form, native)
 
 
-def header_of(form: SketchFormat, distinct_shingles: int) -> bytes:
-    """The bytes before the bins: the format code, then (counted formats) the distinct shingles."""
-    if not form.counted:
-        return bytes([form.code])
-    return bytes([form.code]) + min(distinct_shingles, 0xFFFFFFFF).to_bytes(4, "big")
-
-
 def distinct_shingle_count(token_hashes: np.ndarray) -> int:
     """How many distinct word 3-shingles the tokens make (0 without tokens): a counted sketch's count."""
     return int(np.unique(shingle_hashes(token_hashes)).size) if token_hashes.size else 0
@@ -200,12 +177,6 @@ def _values(value: bytes, form: SketchFormat) -> np.ndarray:
     return np.stack([(packed >> np.uint8(k * form.bits)) & mask for k in range(per_byte)], axis=1).ravel()
 
 
-def format_of(value: bytes) -> SketchFormat | None:
-    """The format of a stored sketch, or None when it is of no format this code reads."""
-    form = FORMATS.get(value[0]) if value else None
-    return form if form is not None and len(value) == form.size else None
-
-
 def jaccard(a: bytes, b: bytes) -> float:
     """Estimated Jaccard similarity (0..1) of the documents behind two stored sketches of one format."""
     form = format_of(a)
@@ -216,12 +187,6 @@ def jaccard(a: bytes, b: bytes) -> float:
     agree = np.count_nonzero(_values(a, form) == _values(b, form))
     chance = 2.0**-form.bits  # two unrelated b-bit values agree this often
     return max(0.0, (agree / form.bins - chance) / (1 - chance))
-
-
-def distinct_shingles(value: bytes) -> int | None:
-    """The distinct shingles a counted sketch was made of; None for a format that does not count them."""
-    form = format_of(value)
-    return int.from_bytes(value[1:5], "big") if form is not None and form.counted else None
 
 
 def containment(j: float, a: int, b: int) -> float:
@@ -242,14 +207,3 @@ def similarity(a: bytes, b: bytes) -> float:
     if count_a is None or count_b is None:
         return j
     return containment(j, count_a, count_b)
-
-
-def readable(value: bytes) -> bool:
-    """Whether a stored sketch is of a format this code compares."""
-    return format_of(value) is not None
-
-
-def comparable(a: bytes, b: bytes) -> bool:
-    """Whether two sketches can be compared (both readable, of one format)."""
-    form = format_of(a)
-    return form is not None and format_of(b) == form

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simhash_server.fingerprint.features import SHINGLES, TIERED_GRAMS
-from simhash_server.fingerprint.normalize import FOLDED, NFKC_CASEFOLD, UNFOLDED
-from simhash_server.fingerprint.sketch import FORMATS, SketchFormat
+from simhash_server.fingerprint.names import FOLDED, NFKC_CASEFOLD, SHINGLES, TIERED_GRAMS, UNFOLDED
+from simhash_server.fingerprint.sketch_format import FORMATS, SketchFormat
 
 __all__ = [
     "FINGERPRINT_VERSION",

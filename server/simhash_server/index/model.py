@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from simhash_server.fingerprint.sketch import comparable, format_of, readable, similarity
+from simhash_server.fingerprint.sketch_format import comparable, format_of, readable
 from simhash_server.fingerprint.versions import recipe_of
 from simhash_server.index.errors import InvalidArgument
 
@@ -254,6 +254,8 @@ def verified(near: Iterable[Near], sketch: bytes, min_similarity: float, limit: 
     ``similarity`` None, so nothing the unverified query would answer disappears unexplained; beyond it,
     where only a sketch could vouch for it, it is left out.  Closest first, then most similar, then by id.
     """
+    from simhash_server.fingerprint.sketch import similarity  # numpy's: only where a query is verified
+
     hits, below = [], 0
     for doc, candidate, distance, stored in near:
         if not comparable(sketch, stored):  # none stored, or one of another recipe's format

@@ -1,0 +1,81 @@
+"""What a stored sketch is, without computing one: its formats, its header and the checks a reader of stored
+bytes makes (sketch.py makes and compares sketches; this module needs neither numpy nor the tokenizer, so a
+command that only names a recipe or checks a loaded sketch starts without them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "FORMATS",
+    "SKETCH_BINS",
+    "SKETCH_BYTES",
+    "SKETCH_FORMAT",
+    "SketchError",
+    "SketchFormat",
+    "comparable",
+    "distinct_shingles",
+    "format_of",
+    "header_of",
+    "readable",
+]
+
+
+@dataclass(frozen=True)
+class SketchFormat:
+    code: int  # the stored first byte
+    bins: int
+    bits: int
+    counted: bool = False  # the distinct shingles' count follows the code byte (4 bytes, big-endian)
+
+    @property
+    def header(self) -> int:
+        return 5 if self.counted else 1
+
+    @property
+    def size(self) -> int:
+        return self.header + self.bins * self.bits // 8
+
+
+FORMATS: dict[int, SketchFormat] = {
+    1: SketchFormat(1, 256, 8),
+    2: SketchFormat(2, 2048, 2),
+    3: SketchFormat(3, 2048, 2, counted=True),
+}
+SKETCH_FORMAT = 1  # format 1's constants, as the evaluation and older callers name them
+SKETCH_BINS = FORMATS[1].bins
+SKETCH_BYTES = FORMATS[1].size
+
+
+class SketchError(ValueError):
+    """A stored sketch is not of a form this code reads."""
+
+
+def header_of(form: SketchFormat, distinct_shingles: int) -> bytes:
+    """The bytes before the bins: the format code, then (counted formats) the distinct shingles."""
+    if not form.counted:
+        return bytes([form.code])
+    return bytes([form.code]) + min(distinct_shingles, 0xFFFFFFFF).to_bytes(4, "big")
+
+
+def format_of(value: bytes) -> SketchFormat | None:
+    """The format of a stored sketch, or None when it is of no format this code reads."""
+    form = FORMATS.get(value[0]) if value else None
+    return form if form is not None and len(value) == form.size else None
+
+
+def distinct_shingles(value: bytes) -> int | None:
+    """The distinct shingles a counted sketch was made of; None for a format that does not count them."""
+    form = format_of(value)
+    return int.from_bytes(value[1:5], "big") if form is not None and form.counted else None
+
+
+def readable(value: bytes) -> bool:
+    """Whether a stored sketch is of a format this code compares."""
+    return format_of(value) is not None
+
+
+def comparable(a: bytes, b: bytes) -> bool:
+    """Whether two sketches can be compared (both readable, of one format)."""
+    form = format_of(a)
+    return form is not None and format_of(b) == form
