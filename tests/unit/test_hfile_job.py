@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from simhash_deploy.jvm import JDK17_FLAGS
-from simhash_server.bulk.hfile import NORMALIZED_MAGIC, iter_normalized, normalized_record
 from simhash_server.bulk.hfile_job import MAIN_CLASS, JobEvent, JobRunner, LocalProgress, default_job_dir
+from simhash_server.bulk.normalized import NORMALIZED_MAGIC, iter_normalized, normalized_record
 from simhash_server.index.keys import drawer_keys
 
 

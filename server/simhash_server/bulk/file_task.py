@@ -9,7 +9,7 @@ made.
 
 Frames on stdout, big-endian (``ParseJob.Texts`` reads them):
 
-- ``R`` + a normalised record (hfile.normalized_record) whose seq is the record's line in the file;
+- ``R`` + a normalised record (normalized.normalized_record) whose seq is the record's line in the file;
 - ``X`` + line (u64), length (u32), then UTF-8 ``reason<TAB>line text``: a reject;
 - ``E`` + lines, records, rejects, and this process's CPU in milliseconds (u64 each): the file was read
   to its end.  A stream without it was cut short (the task fails, and is run again).  The CPU lets the job
@@ -30,10 +30,9 @@ import struct
 import sys
 from typing import IO
 
-from simhash_server.bulk.hfile import normalized_record
 from simhash_server.bulk.input import COMPRESSIONS, FINGERPRINT_FORMATS, FORMATS, InputSource, Record, Reject
-from simhash_server.bulk.workers import stored_document
-from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint, recipe_of
+from simhash_server.bulk.normalized import normalized_record, stored_document
+from simhash_server.fingerprint import FINGERPRINT_VERSION, recipe_of
 from simhash_server.fingerprint.versions import short_name
 
 __all__ = ["main", "pinned_probe", "probe", "run"]
@@ -84,6 +83,8 @@ def _cpu_ms() -> int:
 def probe(version: str) -> str:
     """``fingerprint HEX``, ``sketch DIGEST`` and ``python VERSION`` lines: the first two must be the same
     wherever the tasks run (the same recipe, native extension or not); the last is for the message."""
+    from simhash_server.fingerprint.pipeline import fingerprint  # the command, which only pins it, starts without
+
     made = fingerprint(PROBE_TEXT, version, sketch=True)
     digest = hashlib.sha256(made.sketch).hexdigest()[:16]
     return f"fingerprint {made.value:016x}\nsketch {digest}\npython {platform.python_version()}\n"

@@ -34,11 +34,10 @@ import json
 import os
 import re
 import shutil
-import struct
 import sys
 import time
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -48,24 +47,19 @@ from simhash_schema import index_tables
 from simhash_server.bulk.checkpoint import BulkLoadError
 from simhash_server.bulk.hfile_job import JobEvent, JobRunner
 from simhash_server.bulk.input import InputSource, Record, Reject
-from simhash_server.bulk.workers import stored_document
+from simhash_server.bulk.normalized import NORMALIZED_MAGIC, normalized_record, stored_document
 from simhash_server.index.store import IndexStore, StoreConfig
 
 __all__ = [
-    "NORMALIZED_MAGIC",
     "ClusterInputs",
     "HFileLoadOptions",
     "HFileLoadStats",
     "default_rejects_uri",
     "is_uri",
-    "normalized_record",
     "run_hfile_load",
     "task_env_needs",
 ]
 
-NORMALIZED_MAGIC = b"SHNORM2\n"  # NormalizedInputFormat.java reads what this module writes
-_HEADER = struct.Struct(">QQqHH")  # seq, fingerprint, indexed_at ms (-1: undated), id length, sketch length
-_UNDATED = -1
 _MANIFEST_VERSION = 2  # 2: records carry indexed_at
 _DEAL = 4096  # records per file before moving to the next: map tasks get equal shares
 
@@ -168,11 +162,6 @@ class HFileLoadStats:
     @property
     def complete(self) -> bool:
         return self.loaded
-
-
-def normalized_record(seq: int, fp: int, doc_id: bytes, sketch: bytes, indexed_at_ms: int | None = None) -> bytes:
-    seen = _UNDATED if indexed_at_ms is None else indexed_at_ms
-    return _HEADER.pack(seq, fp, seen, len(doc_id), len(sketch)) + doc_id + sketch
 
 
 class _Manifest:
@@ -423,14 +412,3 @@ def run_hfile_load(
     if options.generate_only and options.load_only:
         raise ValueError("--generate-only and --load-only exclude each other")
     return _Load(sources, options, on_progress).run()
-
-
-def iter_normalized(path: Path) -> Iterator[tuple[int, int, bytes, bytes, int | None]]:
-    """(seq, fingerprint, id, sketch, indexed_at ms or None) of a normalised file: for tests and for looking
-    into a staging dir."""
-    with open(path, "rb") as f:
-        if f.read(len(NORMALIZED_MAGIC)) != NORMALIZED_MAGIC:
-            raise ValueError(f"{path} is not a normalised hfile-load input")
-        while header := f.read(_HEADER.size):
-            seq, fp, seen, id_length, sketch_length = _HEADER.unpack(header)
-            yield seq, fp, f.read(id_length), f.read(sketch_length), None if seen == _UNDATED else seen

@@ -20,32 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from simhash_server.bulk.checkpoint import BulkLoadError, lock
-from simhash_server.fingerprint import fingerprint
+from simhash_server.bulk.normalized import stored_document
 from simhash_server.index.errors import DeadlineExceeded, Unavailable
-from simhash_server.index.model import Document
 from simhash_server.index.store import IndexStore, StoreConfig
 
-__all__ = ["Workers", "stored_document"]
+__all__ = ["Workers"]
 
 _BATCH_ATTEMPTS = 6  # a batch is idempotent: retried on HBase errors with backoff before the load gives up
 # What a later attempt can cure.  Anything else (a refused request, corrupt data) stops the load at once.
 _TRANSIENT = (Unavailable, DeadlineExceeded)
-
-
-def stored_document(
-    doc_id: str,
-    fp: int | None,
-    text: str | None,
-    version: str,
-    indexed_at_ms: int | None = None,
-    sketch: bytes = b"",
-) -> Document:
-    """A record as stored: a text brings its fingerprint and its verification sketch (by the index's recipe),
-    a fingerprint the sketch made beside it, if any (checked by the input layer)."""
-    if fp is not None:
-        return Document(doc_id, fp, sketch, indexed_at_ms)
-    made = fingerprint(text or "", version, sketch=True)
-    return Document(doc_id, made.value, made.sketch, indexed_at_ms)
 
 
 def _worker(index: int, config: StoreConfig, lock_path: Path, tasks: Any, results: Any, parent: int) -> None:
