@@ -226,13 +226,24 @@ final class Jobs {
         succeeded.accept(i);
       }
       if (left > 0) {
-        Thread.sleep(1000);
+        Thread.sleep(pollMillis((System.nanoTime() - started) / 1_000_000,
+            Job.getProgressPollInterval(jobs.get(0).getConfiguration())));
       }
     }
     Runtime.getRuntime().removeShutdownHook(killer);
     if (failure != null) {
       throw failure;
     }
+  }
+
+  /**
+   * How long to wait before asking the jobs' status again, {@code waited} ms after they were submitted: Hadoop's
+   * progress interval ({@code mapreduce.client.progressmonitor.pollinterval}, 1 s) at first, then a twentieth
+   * of the wait, up to three intervals.  Each ask is an RPC to every running job's master, most of what this
+   * JVM spends while the jobs run; a step of minutes is not followed more closely for it.
+   */
+  static long pollMillis(long waited, long interval) {
+    return Math.max(interval, Math.min(waited / 20, 3 * interval));
   }
 
   /** The last failed task attempt and the tail of what it reported (its exception), or "". */
