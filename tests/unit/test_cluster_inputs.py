@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from simhash_server.bulk.checkpoint import BulkLoadError
+from simhash_server.bulk.cluster_inputs import default_rejects_uri, is_uri, task_env_needs
 from simhash_server.bulk.file_task import run
-from simhash_server.bulk.hfile import default_rejects_uri, is_uri, task_env_needs
 from simhash_server.bulk.input import InputSource
 from simhash_server.fingerprint import FINGERPRINT_VERSION, fingerprint
 from simhash_server.fingerprint.versions import NAMES

@@ -204,7 +204,7 @@ def hfile_load(ctx: click.Context, **opts: Any) -> None:
 
 def _stem(first: str) -> str:
     """A local name for a URI input's staging directory: its last path part, in the working directory."""
-    from simhash_server.bulk.hfile import is_uri
+    from simhash_server.bulk.cluster_inputs import is_uri
 
     if not is_uri(first):
         return first
@@ -214,7 +214,7 @@ def _stem(first: str) -> str:
 def _cluster_inputs(opts: dict[str, Any], runner: Any) -> Any:
     """ClusterInputs when INPUT names URIs (every one must), else None; ClickException for a bad mix."""
     from simhash_server.bulk.checkpoint import BulkLoadError
-    from simhash_server.bulk.hfile import ClusterInputs, default_rejects_uri, is_uri, task_env_needs
+    from simhash_server.bulk.cluster_inputs import ClusterInputs, default_rejects_uri, is_uri, task_env_needs
     from simhash_server.bulk.hfile_job import default_job_dir
 
     inputs: tuple[str, ...] = opts["inputs"]
