@@ -1,7 +1,7 @@
 """hfile-load of texts that live on a cluster filesystem, fingerprinted and sketched in the job's map tasks:
 the local runner (file:// inputs, Hadoop's LocalJobRunner beside a standalone HBase) and YARN (hdfs://
-inputs, the container cluster of deploy/cluster.yaml) side by side in one run, each loading the same N pages
-into a fresh index.  Beside them, `simhash-index fingerprint --workers 1 --sketch` on the same texts: the
+inputs, the container cluster of deploy/cluster.yaml, twice: the cluster's first load, then a later one) side
+by side in one run, each loading the same N pages into a fresh index.  Beside them, `simhash-index fingerprint --workers 1 --sketch` on the same texts: the
 fingerprinting's own cost, against which the tasks' CPU per document is set.
 
 Pages: the evaluation corpus's Chinese and English pages (benchmarks/corpus.py, chunked to about 4,000
@@ -23,6 +23,7 @@ import resource
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from _common import CLI, children, cluster_client, cpu_seconds, own_cpu, reaped_cpu, tree_cpu
 from corpus import CHUNK_CHARS, edit_chars, load_corpus
@@ -126,10 +127,12 @@ def _seconds(out: str, label: str) -> float:
     return float(out.split(label, 1)[1].split(" s", 1)[0]) if label in out else 0.0
 
 
-def on_yarn(folder: Path, n: int) -> dict[str, float]:
-    """YARN: the pages put on the cluster's HDFS first, then loaded from there; the parse job's tasks' CPU is
-    YARN's account (CPU_MILLISECONDS: each task's process tree, sampled every few seconds, its Python
-    included up to the last sample); the Python processes' own CPU as each reports it, beside."""
+def on_yarn(folder: Path, n: int) -> list[dict[str, float]]:
+    """YARN: the pages put on the cluster's HDFS first, then loaded from there twice, each time into a fresh
+    index: the cluster's first load (which also places the jars and the PEX in its shared directory, and has
+    each NodeManager localise the PEX) and a later one, as a cluster used before sees it.  The parse job's
+    tasks' CPU is YARN's account (CPU_MILLISECONDS: each task's process tree, sampled every few seconds, its
+    Python included up to the last sample); the Python processes' own CPU as each reports it, beside."""
     stack = Stack.on_free_ports(f"simhashbenchtexts{os.getpid()}")
     home = WORK / stack.project
     home.mkdir(parents=True, exist_ok=True)
@@ -141,42 +144,50 @@ def on_yarn(folder: Path, n: int) -> dict[str, float]:
             stack.healthy(service, timeout=600)
         for part in sorted(folder.glob("part-*.jsonl")):
             stack.hdfs_put(f"/bench-texts/{part.name}", part.read_bytes())
-        prefix = f"bench_texts_{time.strftime('%H%M%S')}"
-        conf, env = cluster_client(stack, home, prefix)
-        subprocess.run([CLI, "schema", "apply", "--regions", "4"], env=env, check=True)
-        busy = ("regionserver1", "regionserver2", "nodemanager1", "nodemanager2")
-        before = {s: stack.cpu_seconds(s) for s in busy}
-        command = [
-            CLI, "hfile-load", "hdfs://namenode:8020/bench-texts/", "--new-ids-only", "--runner", "yarn",
-            "--conf-dir", str(conf), "--staging", str(home / "staging"), "--staging-uri",
-            "hdfs://namenode:8020/bench-texts-staging", "--quiet",
-        ]  # fmt: skip
-        began = time.monotonic()
-        proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        client = 0.0
-        jvms: dict[int, tuple[str, float]] = {}  # the submitting JVMs, each by the command it runs
-        while proc.poll() is None:
-            client = max(client, tree_cpu(proc.pid))
-            for java in children(proc.pid):
-                step, seen = jvms.get(java) or (_job_command(java), 0.0)
-                jvms[java] = (step, max(seen, cpu_seconds(java)))
-            time.sleep(0.5)
-        elapsed = time.monotonic() - began
-        out, err = proc.communicate()
-        if proc.returncode != 0:
-            raise SystemExit(f"hfile-load --runner yarn failed ({proc.returncode}): {out}\n{err[-3000:]}")
-        print(out.strip(), flush=True)
-        used = {s: stack.cpu_seconds(s) - before[s] for s in busy}
-        return {
-            "n": n, "elapsed": elapsed, "cpu_submitting": client, "cpu_nodemanagers": used["nodemanager1"] +
-            used["nodemanager2"], "cpu_parse_tasks": _seconds(out.split("tasks' CPU ", 1)[-1], "parse "),
-            "cpu_parse_python": _seconds(out, "the parse tasks' Python CPU "),
-            "cpu_region_servers": used["regionserver1"] + used["regionserver2"],
-            "cpu_submitting_jvms": {step: sum(c for st, c in jvms.values() if st == step) for step, _ in
-                                    jvms.values()},
-        }  # fmt: skip
+        loads = []
+        for tag in ("first", "again"):
+            loads.append(_yarn_load(stack, home, n, tag))
+            print(json.dumps(loads[-1]), flush=True)
+        return loads
     finally:
         stack.run("down", "-v", timeout=600)
+
+
+def _yarn_load(stack: Stack, home: Path, n: int, tag: str) -> dict[str, Any]:
+    prefix = f"bench_texts_{tag}_{time.strftime('%H%M%S')}"
+    conf, env = cluster_client(stack, home, prefix)
+    subprocess.run([CLI, "schema", "apply", "--regions", "4"], env=env, check=True)
+    busy = ("regionserver1", "regionserver2", "nodemanager1", "nodemanager2")
+    before = {s: stack.cpu_seconds(s) for s in busy}
+    command = [
+        CLI, "hfile-load", "hdfs://namenode:8020/bench-texts/", "--new-ids-only", "--runner", "yarn",
+        "--conf-dir", str(conf), "--staging", str(home / f"staging-{tag}"), "--staging-uri",
+        f"hdfs://namenode:8020/bench-texts-staging-{tag}", "--quiet",
+    ]  # fmt: skip
+    began = time.monotonic()
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    client = 0.0
+    jvms: dict[int, tuple[str, float]] = {}  # the submitting JVMs, each by the command it runs
+    while proc.poll() is None:
+        client = max(client, tree_cpu(proc.pid))
+        for java in children(proc.pid):
+            step, seen = jvms.get(java) or (_job_command(java), 0.0)
+            jvms[java] = (step, max(seen, cpu_seconds(java)))
+        time.sleep(0.5)
+    elapsed = time.monotonic() - began
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise SystemExit(f"hfile-load --runner yarn failed ({proc.returncode}): {out}\n{err[-3000:]}")
+    print(out.strip(), flush=True)
+    used = {s: stack.cpu_seconds(s) - before[s] for s in busy}
+    return {
+        "n": n, "elapsed": elapsed, "cpu_submitting": client, "cpu_nodemanagers": used["nodemanager1"] +
+        used["nodemanager2"], "cpu_parse_tasks": _seconds(out.split("tasks' CPU ", 1)[-1], "parse "),
+        "cpu_parse_python": _seconds(out, "the parse tasks' Python CPU "),
+        "cpu_region_servers": used["regionserver1"] + used["regionserver2"],
+        "cpu_submitting_jvms": {step: sum(c for st, c in jvms.values() if st == step) for step, _ in
+                                jvms.values()},
+    }  # fmt: skip
 
 
 def _job_command(pid: int) -> str:
@@ -203,7 +214,7 @@ def report(results: dict[str, dict[str, float]]) -> None:
         "submitting share | tasks' CPU per page / fingerprint's (alone; two at once) | their Python's |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
-    for runner in ("local", "yarn"):
+    for runner in ("local", "yarn", "yarn, again"):
         if runner not in results:
             continue
         r = results[runner]
@@ -217,16 +228,19 @@ def report(results: dict[str, dict[str, float]]) -> None:
             f"{parse / r['n'] / per_doc:.2f}x; {parse / r['n'] / per_doc2:.2f}x | "
             f"{python / per_doc:.2f}x; {python / per_doc2:.2f}x |"
         )
-    if "yarn" in results:
-        jvms = results["yarn"].get("cpu_submitting_jvms", {})
-        rest = results["yarn"]["cpu_submitting"] - sum(jvms.values())
+    for runner in ("yarn", "yarn, again"):
+        if runner not in results:
+            continue
+        jvms = results[runner].get("cpu_submitting_jvms", {})
+        rest = results[runner]["cpu_submitting"] - sum(jvms.values())
         shown = ", ".join(f"{step} {cpu:.1f}" for step, cpu in jvms.items())
-        print(f"yarn's submitting machine, CPU s: the command {rest:.1f}; its JVMs, by job command: {shown}")
+        print(f"{runner}'s submitting machine, CPU s: the command {rest:.1f}; its JVMs, by job command: {shown}")
     print(
         "local: the submitting machine is the command and its job JVM (which also runs every task's Java side); "
-        "tasks, the tasks' Python.  yarn: tasks, the NodeManagers' containers; the ratio, the parse job's own "
-        "account (CPU_MILLISECONDS: the tasks' process trees, sampled).  Their Python's: the parse tasks' Python "
-        "processes' own CPU, as each reports it at its end."
+        "tasks, the tasks' Python.  yarn: the cluster's first load; yarn, again: a second load of the same pages "
+        "into a fresh index on the same cluster.  Both: tasks, the NodeManagers' containers; the ratio, the parse "
+        "job's own account (CPU_MILLISECONDS: the tasks' process trees, sampled).  Their Python's: the parse tasks' "
+        "Python processes' own CPU, as each reports it at its end."
     )
 
 
@@ -239,8 +253,11 @@ def main() -> None:
     results = {"fingerprint": fingerprint_alone(folder, args.n), "fingerprint2": fingerprint_alone(folder, args.n, 2)}
     print(json.dumps(results["fingerprint"]), flush=True)
     for runner in args.runners.split(","):
-        results[runner] = (on_local if runner == "local" else on_yarn)(folder, args.n)
-        print(json.dumps(results[runner]), flush=True)
+        if runner == "local":
+            results[runner] = on_local(folder, args.n)
+            print(json.dumps(results[runner]), flush=True)
+        else:
+            results["yarn"], results["yarn, again"] = on_yarn(folder, args.n)
     (WORK / "results.json").write_text(json.dumps(results, indent=1))
     report(results)
 
