@@ -11,11 +11,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from simhash_client import DedupResult, Hit, SimHashClient, SimHashError, parse_simhash, to_hex
+from simhash_client.types import DedupResult, Hit, parse_simhash, to_hex
+
+if TYPE_CHECKING:
+    from simhash_client.client import SimHashClient
 from simhash_client.times import parse_duration, parse_instant
 
 
@@ -99,6 +102,10 @@ def _security() -> dict[str, Any]:
 
 @contextmanager
 def _client(target: str, timeout: float) -> Iterator[SimHashClient]:
+    # gRPC is imported by the command that calls, not with the command line: the server's commands start
+    # without it.
+    from simhash_client import SimHashClient, SimHashError
+
     try:
         with SimHashClient(target, timeout=timeout, **_security()) as client:
             yield client
