@@ -1,8 +1,9 @@
 """hfile-load of texts that live on a cluster filesystem, fingerprinted and sketched in the job's map tasks:
 the local runner (file:// inputs, Hadoop's LocalJobRunner beside a standalone HBase) and YARN (hdfs://
 inputs, the container cluster of deploy/cluster.yaml, twice: the cluster's first load, then a later one) side
-by side in one run, each loading the same N pages into a fresh index.  Beside them, `simhash-index fingerprint --workers 1 --sketch` on the same texts: the
-fingerprinting's own cost, against which the tasks' CPU per document is set.
+by side in one run, each loading the same N pages into a fresh index.  Beside them, `simhash-index
+fingerprint --workers 1 --sketch` on the same texts: the fingerprinting's own cost, against which the tasks'
+CPU per document is set.
 
 Pages: the evaluation corpus's Chinese and English pages (benchmarks/corpus.py, chunked to about 4,000
 characters), repeated with four characters changed where the corpus is smaller than N, in 8 JSON-lines

@@ -40,6 +40,7 @@ from scipy import sparse
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, table
 from corpus import HELD_OUT, PACKAGES, Doc, fetch_packages, original_docs
+from eval_clusters import centres, components, mixed, pairs_of, sizes
 from pairs import CLASSES, SAME, Pair, half_of_id, make_pairs
 
 from simhash_server.fingerprint import V3, V4, fingerprint, recipe_of
@@ -229,6 +230,23 @@ def decisions(p: Prints, floors: Iterable[float]) -> dict[str, set[tuple[int, in
     return out
 
 
+CLUSTERS = "clusters (chains)"
+
+
+def cluster_labels(p: Prints, floor: float) -> dict[str, list[int]]:
+    """Each clustering's cluster per document: `clusters` without and with --min-similarity at ``floor``
+    (connected components: what the job answers), and star clusters around a centre (eval_clusters.py)."""
+    n = len(p.v4)
+    close = within(p.v4, MAX_DISTANCE)
+    scored = {(i, j): similarity(p.sketches[i], p.sketches[j]) for i, j in close}
+    linked = {pair: s for pair, s in scored.items() if s >= floor}
+    return {
+        f"{CLUSTERS} k<=3": components(close, n),
+        f"{CLUSTERS} verified >={floor:g}": components(linked, n),
+        f"clusters (centres) verified >={floor:g}": centres(linked, n),
+    }
+
+
 # -- scoring --------------------------------------------------------------------------------------------
 @dataclass
 class HalfSet:
@@ -360,6 +378,7 @@ def main() -> None:
     floors = sorted({*FLOORS, floor})
     results: dict[str, dict[str, dict[str, float]]] = collections.defaultdict(dict)
     all_pairs: dict[str, dict[str, tuple[float, float]]] = collections.defaultdict(dict)
+    cluster_sizes: dict[str, dict[str, tuple[int, int, int, int]]] = collections.defaultdict(dict)
     for lang, half in halves.items():
         made_prints = prints(half.docs)
         made = decisions(made_prints, floors)
@@ -368,6 +387,14 @@ def main() -> None:
             results[name][lang] = per_class(half, predicted)
             all_pairs[name][lang] = precision_recall(predicted, truth)
         results[SKETCHES_ALONE][lang] = per_class(half, sketches_alone(half, made_prints, floor))
+        articles = [identity(d) for d in half.docs]
+        largest_group = max(collections.Counter(articles).values())
+        for name, labels in cluster_labels(made_prints, floor).items():
+            predicted = pairs_of(labels)
+            results[name][lang] = per_class(half, predicted)
+            all_pairs[name][lang] = precision_recall(predicted, truth)
+            found = sizes(labels)
+            cluster_sizes[name][lang] = (found[0] if found else 0, largest_group, mixed(labels, articles), len(found))
         results["Jaccard (median, second view)"][lang] = jaccard_view(half)
         print(f"{lang}: {len(half.pairs)} pairs, {len(half.docs)} documents, {len(truth)} same-article pairs")
     if not args.no_service:
@@ -380,8 +407,9 @@ def main() -> None:
     lines = [render_header(args.half, halves, time.time() - began)]
     for lang in LANGS:
         views = [REACH, SKETCHES_ALONE, "Jaccard (median, second view)"]
-        lines += [f"\n### {lang}\n", class_table(results, [*shown, *views], lang)]
+        lines += [f"\n### {lang}\n", class_table(results, [*shown, *cluster_sizes, *views], lang)]
     lines += ["\n## All pairs\n", all_pairs_table(all_pairs, [n for n in shown if "service" not in n])]
+    lines += ["\n## Clusters of the whole index\n", clusters_table(all_pairs, cluster_sizes)]
     lines += ["\n## Choosing v4's floor (verified)\n", floors_table(results, all_pairs, floors)]
     text = "\n".join(lines) + "\n"
     print(text)
@@ -407,6 +435,25 @@ def all_pairs_table(all_pairs: dict[str, dict[str, tuple[float, float]]], names:
         for name in names
     ]
     return table(["decision", *(f"{lang} precision / recall" for lang in LANGS)], rows)
+
+
+def clusters_table(
+    all_pairs: dict[str, dict[str, tuple[float, float]]], cluster_sizes: dict[str, dict[str, tuple[int, int, int, int]]]
+) -> str:
+    """Per clustering and language: pairwise precision / recall, the largest cluster against the largest true
+    group, and the clusters that hold more than one article (of all clusters)."""
+    rows = [
+        [
+            name,
+            *(
+                f"{all_pairs[name][lang][0]:.3f} / {all_pairs[name][lang][1]:.3f}; largest {by_lang[lang][0]} "
+                f"(true {by_lang[lang][1]}); mixed {by_lang[lang][2]} of {by_lang[lang][3]}"
+                for lang in LANGS
+            ),
+        ]
+        for name, by_lang in cluster_sizes.items()
+    ]
+    return table(["clustering", *(f"{lang} pairwise precision / recall; sizes" for lang in LANGS)], rows)
 
 
 def floors_table(results, all_pairs, floors: list[float]) -> str:

@@ -1,0 +1,76 @@
+"""What `simhash-index clusters` answers, on the evaluation's documents, scored pair by pair against the truth.
+
+The links are the job's: two documents whose v4 fingerprints are within Hamming distance 3 (the same
+fingerprint included), and with ``--min-similarity`` only those whose sketches also reach the floor.  They are
+grouped two ways:
+
+- connected components, as the job groups them today: any chain of links makes one cluster;
+- star clusters around a centre (CENTER: Haveliwala, Gionis and Indyk, "Scalable techniques for clustering the
+  web", WebDB 2000; compared in Hassanzadeh et al., "Framework for evaluating clustering algorithms in
+  duplicate detection", VLDB 2009): links taken from the most similar down, the first end of a link between
+  two unplaced documents becomes a centre and the other its member, and a document later linked to a centre
+  joins it.  Every member is then linked to its centre itself, not through a chain.
+
+A clustering's predicted pairs are every pair of documents in one cluster.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Mapping, Sequence
+
+Pair = tuple[int, int]
+
+
+def components(links: Sequence[Pair] | set[Pair], n: int) -> list[int]:
+    """Each of the ``n`` documents' cluster (its component's smallest document), by union-find."""
+    parent = list(range(n))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, j in links:
+        a, b = root(i), root(j)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+    return [root(i) for i in range(n)]
+
+
+def centres(scored: Mapping[Pair, float], n: int) -> list[int]:
+    """Each document's cluster (its centre) by CENTER: links from the most similar down (then by index, so the
+    answer does not depend on the mapping's order)."""
+    label = [-1] * n
+    is_centre = [False] * n
+    for (i, j), _ in sorted(scored.items(), key=lambda item: (-item[1], item[0])):
+        if label[i] < 0 and label[j] < 0:
+            label[i] = label[j] = i
+            is_centre[i] = True
+        elif label[j] < 0 and is_centre[i]:
+            label[j] = i
+        elif label[i] < 0 and is_centre[j]:
+            label[i] = j
+    return [c if c >= 0 else k for k, c in enumerate(label)]
+
+
+def pairs_of(labels: Sequence[int]) -> set[Pair]:
+    """Every pair of documents (i < j) that share a cluster."""
+    groups: dict[int, list[int]] = collections.defaultdict(list)
+    for i, c in enumerate(labels):
+        groups[c].append(i)
+    return {(a, b) for members in groups.values() for x, a in enumerate(members) for b in members[x + 1 :]}
+
+
+def sizes(labels: Sequence[int]) -> list[int]:
+    """The clusters' sizes (of two or more documents), largest first."""
+    return sorted((s for s in collections.Counter(labels).values() if s > 1), reverse=True)
+
+
+def mixed(labels: Sequence[int], truth: Sequence[str]) -> int:
+    """How many clusters hold documents of more than one article."""
+    articles: dict[int, set[str]] = collections.defaultdict(set)
+    for c, article in zip(labels, truth, strict=True):
+        articles[c].add(article)
+    return sum(1 for found in articles.values() if len(found) > 1)
