@@ -526,6 +526,15 @@ defaults (the first document of every pair of a class indexed by text, then the 
 then to `Deduplicate`); the `simhash`
 package; a datasketch MinHash (128 permutations) with MinHashLSH at Jaccard 0.8.
 
+The clusters rows and table score what `simhash-index clusters` answers over each language's documents: its
+links (fingerprints within distance 3, and with `--min-similarity` the sketches at v4's floor too), grouped
+into connected components as the job groups them, and, as the option measured for clusters that do not chain,
+into star clusters around a centre (CENTER: a document joins a cluster only when it is linked to the centre
+itself; benchmarks/eval_clusters.py).  A class's figure there says whether its two documents end in one
+cluster; precision and recall are over every pair of documents in one cluster; "largest" is the largest
+cluster against the largest group of copies of one article, and "mixed" counts the clusters that hold more
+than one article.
+
 {tables}
 ## What v4 does
 
