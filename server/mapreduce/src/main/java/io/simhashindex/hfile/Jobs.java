@@ -239,8 +239,8 @@ final class Jobs {
   /**
    * How long to wait before asking the jobs' status again, {@code waited} ms after they were submitted: Hadoop's
    * progress interval ({@code mapreduce.client.progressmonitor.pollinterval}, 1 s) at first, then a twentieth
-   * of the wait, up to three intervals.  Each ask is an RPC to every running job's master, most of what this
-   * JVM spends while the jobs run; a step of minutes is not followed more closely for it.
+   * of the wait, up to three intervals.  Each ask is an RPC to every running job's master, which this JVM
+   * pays for as long as the jobs run; a step of minutes is not followed more closely for it.
    */
   static long pollMillis(long waited, long interval) {
     return Math.max(interval, Math.min(waited / 20, 3 * interval));
