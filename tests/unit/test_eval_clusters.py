@@ -24,7 +24,7 @@ def test_components_join_a_chain_and_centres_keep_only_what_links_to_the_centre(
 
 def test_a_document_linked_to_a_centre_joins_it_whatever_the_order_given() -> None:
     scored = {(1, 3): 0.8, (0, 1): 0.9, (0, 2): 0.85}
-    assert centres(scored, 4) == [0, 0, 0, 3] or centres(scored, 4) == [0, 0, 0, 0]
+    assert centres(scored, 4) == [0, 0, 0, 3]
     assert centres(dict(reversed(list(scored.items()))), 4) == centres(scored, 4)
     assert centres(scored, 4)[3] == 3  # 3 is linked to a member (1), never to the centre 0
 
