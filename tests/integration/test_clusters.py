@@ -16,6 +16,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -407,3 +408,71 @@ def test_a_failed_run_continues_from_its_last_finished_step(make_index, hbase, t
     assert got == expected_clusters(planted.documents, truth)
     summary = json.loads((output / "summary.json").read_text())
     assert summary["drawer_rows"] > 0 and summary["documents"] == len(planted.documents)  # both runs' counters
+
+
+# -- --keep: which document names its cluster ----------------------------------------------------------------
+def plant_kept(groups: int, seed: int) -> dict[str, Document]:
+    """Groups of near documents (one fingerprint apart or sharing one), each with its own indexed_at, and
+    the same counted sketch bins under different distinct-shingle counts (within 2x of each other, so any two
+    of a group verify at 1.0), some with an uncounted format-1 sketch; the earliest and the longest are
+    rarely the smallest id, and some ties fall to it."""
+    rng = random.Random(seed)
+    now = int(time.time() * 1000)
+    out: dict[str, Document] = {}
+    for g in range(groups):
+        fp = rng.getrandbits(64)
+        bins = rng.randbytes(512)
+        stamp = now - rng.randrange(10**6)
+        for _ in range(rng.randint(2, 5)):
+            doc = f"k{g}-{rng.randrange(10**6):06d}"
+            count = rng.choice([1000, 1400, 1900])  # ties: the smallest id wins
+            sketch = bytes([3]) + count.to_bytes(4, "big") + bins
+            if rng.random() < 0.15:
+                sketch = bytes([1]) + rng.randbytes(256)  # no count: after every counted one
+            at = stamp - rng.choice([0, 0, 1, 5000, 99_000])  # ties: the smallest id wins
+            out[doc] = Document(doc, flip(fp, rng, rng.randint(0, 1)), sketch, at)
+    for i in range(groups):
+        out[f"lone-{i}"] = Document(f"lone-{i}", rng.getrandbits(64), bytes([1]) + rng.randbytes(256), now)
+    return out
+
+
+def kept_by(rule: str, members: list[Document]) -> str:
+    def rank(doc: Document) -> tuple[int, bytes]:
+        if rule == "earliest":
+            first = doc.indexed_at_ms or 0
+        else:
+            counted = doc.sketch[:1] == b"\x03"
+            first = -int.from_bytes(doc.sketch[1:5], "big") if counted else 2**63 - 1
+        return first, doc.doc_id.encode()
+
+    return min(members, key=rank).doc_id
+
+
+def test_clusters_keep_the_earliest_or_the_longest_document(make_index, hbase, tmp_path: Path) -> None:
+    """--keep earliest (unverified: members by fingerprint) and --keep longest (verified: members by
+    document, the sketches read in the scan) against brute force over the same documents."""
+    store: IndexStore = make_index(regions=2)
+    documents = plant_kept(150, seed=5)
+    store.index_many(list(documents.values()))
+    docs = sorted(documents.values())
+    for rule, extra in (("earliest", []), ("longest", ["--min-similarity", "0.9"])):
+        output = tmp_path / rule
+        args = [CLI, "clusters", str(output), "--keep", rule, *extra, "--heap-mb", "1024", "--sort-mb", "64"]
+        done = subprocess.run(args, env=job_env(store, hbase), capture_output=True, text=True, timeout=1800)
+        assert done.returncode == 0, done.stderr[-3000:]
+        links = []
+        for i, a in enumerate(docs):
+            for b in docs[i + 1 :]:
+                near = (a.fingerprint ^ b.fingerprint).bit_count() <= 3
+                if near and (not extra or (comparable(a.sketch, b.sketch) and similarity(a.sketch, b.sketch) >= 0.9)):
+                    links.append((("doc", a.doc_id), ("doc", b.doc_id)))
+        groups: dict[str, list[Document]] = {}
+        for doc, root in components(links, documents).items():
+            groups.setdefault(root, []).append(documents[doc])
+        expected = {d.doc_id: kept_by(rule, members) for members in groups.values() for d in members}
+        got = {doc: cluster for doc, cluster in read_parts(output / "clusters")}
+        assert got == expected
+        assert sum(1 for members in groups.values() if kept_by(rule, members) != min(d.doc_id for d in members)) > 20
+        sizes = {cluster: int(n) for cluster, n in read_parts(output / "sizes")}
+        assert sizes == {kept: list(expected.values()).count(kept) for kept in set(expected.values())}
+        assert json.loads((output / "summary.json").read_text())["keep"] == rule

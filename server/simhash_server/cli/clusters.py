@@ -34,6 +34,15 @@ from simhash_server.cli.options import store_config, store_options
     "similarity (as Deduplicate's min_similarity); documents without a sketch join nothing.  [default: off]",
 )
 @click.option(
+    "--keep",
+    type=click.Choice(["smallest-id", "earliest", "longest"]),
+    default="smallest-id",
+    show_default=True,
+    help="Which document each cluster keeps, and is named after: the smallest id, the earliest indexed_at, "
+    "or the longest (the most distinct shingles in its v4 sketch; documents without one come last).  "
+    "Ties fall to the smallest id.",
+)
+@click.option(
     "--read",
     type=click.Choice(["scan", "snapshot"]),
     default="scan",
@@ -64,7 +73,7 @@ def clusters_command(output: Path, **opts: Any) -> None:
     One pass over the drawer table finds every pair of fingerprints within --max-distance (rows sharing a
     drawer prefix are adjacent); the pairs meet the documents in fp2docs; connected components are found
     in MapReduce rounds.  OUTPUT gets:
-      clusters/part-r-*       doc id <TAB> cluster id (the cluster's smallest doc id)
+      clusters/part-r-*       doc id <TAB> cluster id (the id of the document it keeps, --keep)
       pairs/part-r-*          fingerprint <TAB> fingerprint <TAB> distance (hex); with
                               --min-similarity: doc id <TAB> doc id <TAB> distance <TAB> similarity
       sizes/part-r-*          cluster id <TAB> documents
@@ -92,6 +101,7 @@ def clusters_command(output: Path, **opts: Any) -> None:
             fetch_output=opts["fetch_output"],
             read=opts["read"],
             restore_dir=opts["restore_dir"],
+            keep=opts["keep"],
         )
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc

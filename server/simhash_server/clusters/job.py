@@ -3,7 +3,8 @@
 The drawer table already holds every pair in order: rows sharing a 5-byte prefix are adjacent, and two
 fingerprints within distance 3 share a prefix.  So one pass over it, comparing within prefix groups, finds
 every pair; the Java half (``ClustersMain``) then meets the pairs with fp2docs, finds the connected
-components in star rounds and labels each document with its cluster's smallest document id.  This module
+components in star rounds and labels each document with the document its cluster keeps (``keep``: the
+smallest id, the earliest indexed, or the longest).  This module
 checks the request, runs the job with ``hfile_job.JobRunner`` and writes ``summary.json`` from its counters.
 
 Output directory (local runner; on YARN the same under ``--staging-uri``/output, and the two tables and
@@ -13,6 +14,11 @@ summary.json here; with ``fetch_output`` all of it here too):
 - ``pairs/part-r-*``: ``fingerprint <TAB> fingerprint <TAB> distance`` (hex), every pair once; verifying
   (``min_similarity``): ``doc id <TAB> doc id <TAB> distance <TAB> similarity``, every verified pair once;
 - ``sizes/part-r-*``: ``cluster id <TAB> documents``;
+
+A cluster's id is the id of the document it keeps: by default its smallest document id (UTF-8 bytes);
+``keep="earliest"`` the earliest ``indexed_at`` (the fp2docs cell's timestamp); ``keep="longest"`` the document
+whose sketch counts the most distinct shingles (v4's sketches count them; a document whose sketch does not
+comes after all that do, so a v1-v3 index keeps by id).  Ties fall to the smallest id.
 - ``largest-clusters.tsv``, ``largest-groups.tsv`` (the biggest drawer prefix groups), ``summary.json``.
 
 The tables are read through the region servers (``read="scan"``), or from HBase snapshots of them taken
@@ -41,10 +47,11 @@ from simhash_server.bulk.checkpoint import BulkLoadError
 from simhash_server.bulk.hfile_job import CLUSTERS_CLASS, JobEvent, JobRunner
 from simhash_server.index.config import StoreConfig
 
-__all__ = ["MAX_DISTANCE", "READS", "ClustersOptions", "ClustersStats", "run_clusters"]
+__all__ = ["KEEPS", "MAX_DISTANCE", "READS", "ClustersOptions", "ClustersStats", "run_clusters"]
 
 MAX_DISTANCE = 3  # the drawers' pigeonhole guarantee: beyond 3 a pair may share no prefix
 READS = ("scan", "snapshot")
+KEEPS = ("smallest-id", "earliest", "longest")  # which document a cluster keeps, and is named after
 SUMMARY = "summary.json"
 _REQUEST = "request.json"
 _FINISHED = "finished.json"  # in work/: the counters and seconds of the phases finished so far
@@ -85,6 +92,7 @@ class ClustersOptions:
     fetch_output: bool = False  # yarn: copy clusters/, pairs/ and sizes/ from the cluster's filesystem to output
     read: str = "scan"  # the tables through the region servers, or from snapshots of them (READS)
     restore_dir: str | None = None  # snapshot: where they are restored, on hbase.rootdir's filesystem
+    keep: str = "smallest-id"  # which document names its cluster (KEEPS)
 
     def __post_init__(self) -> None:
         if not 0 <= self.max_distance <= MAX_DISTANCE:
@@ -99,6 +107,8 @@ class ClustersOptions:
             raise ValueError(f"min_similarity must be in (0, 1], got {self.min_similarity}")
         if self.read not in READS:
             raise ValueError(f"read must be one of {', '.join(READS)}, got {self.read!r}")
+        if self.keep not in KEEPS:
+            raise ValueError(f"keep must be one of {', '.join(KEEPS)}, got {self.keep!r}")
         if self.restore_dir is not None and self.read != "snapshot":
             raise ValueError("restore_dir is for read='snapshot'")
 
@@ -153,6 +163,8 @@ def run_clusters(options: ClustersOptions, report: Callable[[ClustersStats], Non
         request["restore-dir"] = options.restore_dir
     if options.min_similarity is not None:
         request["min-similarity"] = repr(options.min_similarity)
+    if options.keep != "smallest-id":
+        request["keep"] = options.keep
     _check_request(work / _REQUEST, request)
     with IndexStore(replace(options.store, pool_size=1)):  # refuses a missing or foreign schema now
         pass
@@ -232,6 +244,7 @@ def _summary(options: ClustersOptions, stats: ClustersStats, read: Callable[[str
         "budget": options.budget,
         "min_similarity": options.min_similarity,
         "read": options.read,
+        "keep": options.keep,
         **{key: counters.get(key, 0) for key in _COUNTERS.values()},
         "star_rounds": stats.rounds,
         "clusters_by_documents": dict(sorted(sizes.items(), key=lambda kv: int(kv[0].split("-")[0]))),

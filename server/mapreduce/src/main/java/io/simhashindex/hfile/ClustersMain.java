@@ -44,14 +44,15 @@ import org.apache.hadoop.util.Tool;
  *
  * <pre>
  *   clusters --work DIR --output DIR --drawers T --fp2docs T [--max-distance 3] [--budget N] [--reducers R]
- *            [--min-similarity F] [--read scan|snapshot [--restore-dir URI]]
+ *            [--min-similarity F] [--keep smallest-id|earliest|longest] [--read scan|snapshot [--restore-dir URI]]
  *            [--summary-to LOCAL_DIR] [--copy-to LOCAL_DIR]   (output on a cluster: the tables, or all of it)
  * </pre>
  *
  * Steps (each leaves a marker in the work directory, so a rerun continues where one stopped): pairs
  * (drawers table, {@link PairsJob}), tiles (hot prefix groups, only if any), join and confirm (fp2docs,
  * {@link JoinJob}), star rounds until the components settle ({@link StarsJob}), assign and label
- * ({@link LabelJob}), then publish: the output directory gets {@code clusters/} (doc id, tab, cluster id),
+ * ({@link LabelJob}), then publish: the output directory gets {@code clusters/} (doc id, tab, cluster id: the
+ * document the cluster keeps, {@link Keep}),
  * {@code pairs/} (fingerprint, fingerprint, distance, in hex; verifying: doc id, doc id, distance,
  * similarity), {@code sizes/} (cluster id, documents), and {@code largest-groups.tsv} and
  * {@code largest-clusters.tsv}.
@@ -83,6 +84,8 @@ public final class ClustersMain extends Configured implements Tool {
     if (opts.containsKey("min-similarity")) {
       conf.set(JoinJob.MIN_SIMILARITY, Double.toString(Double.parseDouble(opts.get("min-similarity"))));
     }
+    Keep keep = Keep.parse(opts.getOrDefault("keep", "smallest-id"));
+    conf.set(Keep.KEY, keep.option());
     Path work = new Path(need(opts, "work"));
     Path output = new Path(need(opts, "output"));
     FileSystem fs = Jobs.writable(work, conf);
@@ -159,12 +162,14 @@ public final class ClustersMain extends Configured implements Tool {
     return job;
   }
 
-  private static Scan scan() {
+  private static Scan scan(boolean values) {
     Scan scan = new Scan();
     scan.addFamily(Codec.FAMILY);
     scan.setCaching(5000);
     scan.setCacheBlocks(false); // one pass over the table: keep the queries' blocks in the cache
-    scan.setFilter(new KeyOnlyFilter()); // keys (and fp2docs qualifiers), not sketches
+    if (!values) {
+      scan.setFilter(new KeyOnlyFilter()); // keys (and fp2docs qualifiers), not sketches
+    }
     return scan;
   }
 
@@ -175,10 +180,10 @@ public final class ClustersMain extends Configured implements Tool {
   private void pairs(Configuration conf, String drawers, Path work, Path output) throws Exception {
     Job job = job(conf, "pairs (" + drawers + ")", output);
     if (restore == null) {
-      TableMapReduceUtil.initTableMapperJob(drawers, scan(), PairsJob.Groups.class, FpPair.class,
+      TableMapReduceUtil.initTableMapperJob(drawers, scan(false), PairsJob.Groups.class, FpPair.class,
           ByteWritable.class, job, false, PairsJob.PrefixAlignedInput.class);
     } else { // one task a region: Snapshots.take refused boundaries inside a prefix group
-      TableMapReduceUtil.initTableSnapshotMapperJob(Snapshots.name(drawers, work), scan(), PairsJob.Groups.class,
+      TableMapReduceUtil.initTableSnapshotMapperJob(Snapshots.name(drawers, work), scan(false), PairsJob.Groups.class,
           FpPair.class, ByteWritable.class, job, false, new Path(restore, "drawers"));
     }
     job.setNumReduceTasks(0);
@@ -210,12 +215,13 @@ public final class ClustersMain extends Configured implements Tool {
   private void join(Configuration conf, String fp2docs, Path work, Path pairs, Path tiles, Path output)
       throws Exception {
     Job job = job(conf, "join (" + fp2docs + ")", output);
+    Scan scan = scan(Keep.of(conf).readsSketches());
     Class<? extends InputFormat> table = TableInputFormat.class;
     if (restore == null) {
-      TableMapReduceUtil.initTableMapperJob(fp2docs, scan(), JoinJob.Documents.class, LongWritable.class,
+      TableMapReduceUtil.initTableMapperJob(fp2docs, scan, JoinJob.Documents.class, LongWritable.class,
           Node.class, job, false);
     } else {
-      TableMapReduceUtil.initTableSnapshotMapperJob(Snapshots.name(fp2docs, work), scan(), JoinJob.Documents.class,
+      TableMapReduceUtil.initTableSnapshotMapperJob(Snapshots.name(fp2docs, work), scan, JoinJob.Documents.class,
           LongWritable.class, Node.class, job, false, new Path(restore, "fp2docs"));
       job.getConfiguration().set(TableInputFormat.INPUT_TABLE, fp2docs); // verifying reads sketches live
       table = TableSnapshotInputFormat.class;

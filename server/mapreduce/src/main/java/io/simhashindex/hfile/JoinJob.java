@@ -55,6 +55,13 @@ final class JoinJob {
 
   /** An fp2docs row: the fingerprint and its documents' ids. */
   static final class Documents extends TableMapper<LongWritable, Node> {
+    private Keep keep;
+
+    @Override
+    protected void setup(Context context) {
+      keep = Keep.of(context.getConfiguration());
+    }
+
     @Override
     protected void map(ImmutableBytesWritable row, Result result, Context context)
         throws IOException, InterruptedException {
@@ -62,13 +69,17 @@ final class JoinJob {
         throw new IOException("fp2docs row of " + row.getLength() + " bytes, not 8: is this simhash-index's?");
       }
       byte[][] docs = new byte[result.size()][];
+      long[] ranks = keep.ranked() ? new long[docs.length] : null;
       int n = 0;
       for (Cell cell : result.rawCells()) {
+        if (ranks != null) {
+          ranks[n] = keep.rank(cell);
+        }
         docs[n++] = CellUtil.cloneQualifier(cell);
       }
       context.getCounter(PairsJob.COUNTERS, "fingerprints with documents").increment(1);
       context.getCounter(PairsJob.COUNTERS, "documents").increment(n);
-      context.write(new LongWritable(Codec.fingerprintOf(row.copyBytes())), Node.docs(docs, null, null));
+      context.write(new LongWritable(Codec.fingerprintOf(row.copyBytes())), Node.docs(docs, null, null).ranked(ranks));
     }
   }
 
@@ -126,7 +137,7 @@ final class JoinJob {
       int n = 0;
       for (Node node : nodes) {
         if (node.kind == Node.DOCS) {
-          docs = Node.docs(node.docs, null, null); // Hadoop reuses the value object, not its arrays
+          docs = Node.docs(node.docs, null, null).ranked(node.ranks); // Hadoop reuses the object, not its arrays
         } else {
           if (n == peers.length) {
             peers = Arrays.copyOf(peers, 2 * n);
@@ -180,11 +191,12 @@ final class JoinJob {
       Node docs = member.docs;
       LongWritable fp = new LongWritable(member.fp);
       if (docs.nodes == null) {
-        sides.write(MEMBERS, fp, Node.docs(docs.docs, null, null), MEMBERS + "/part");
+        sides.write(MEMBERS, fp, Node.docs(docs.docs, null, null).ranked(docs.ranks), MEMBERS + "/part");
       } else {
         for (int i = 0; i < docs.docs.length; i++) {
-          sides.write(MEMBERS, new LongWritable(docs.nodes[i]), Node.docs(new byte[][] {docs.docs[i]}, null, null),
-              MEMBERS + "/part");
+          long[] rank = docs.ranks == null ? null : new long[] {docs.ranks[i]};
+          sides.write(MEMBERS, new LongWritable(docs.nodes[i]),
+              Node.docs(new byte[][] {docs.docs[i]}, null, null).ranked(rank), MEMBERS + "/part");
         }
         verify(docs, docs, (byte) 0, floor, sides, context);
       }

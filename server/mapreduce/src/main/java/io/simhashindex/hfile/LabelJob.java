@@ -12,8 +12,9 @@ import org.apache.hadoop.mapreduce.lib.output.MultipleOutputs;
 /**
  * Clusters, steps 5 and 6: documents get their cluster.  Assign (5) meets each member fingerprint's
  * documents with its component's root (a root, or a fingerprint with documents but no pair, is its own);
- * label (6) sorts the documents by root and then id, so each root's first document is the smallest id of
- * the cluster: its cluster id.  Both hold one record at a time.
+ * label (6) sorts the documents by root and then as {@link RootDoc} says, so each root's first document is
+ * the one the cluster keeps ({@link Keep}; by default its smallest id): its cluster id.  Both hold one
+ * record at a time.
  */
 final class LabelJob {
   static final String SIZES = "sizes";
@@ -36,18 +37,23 @@ final class LabelJob {
         throws IOException, InterruptedException {
       long root = fp.get();
       byte[][] docs = null;
+      long[] ranks = null;
       for (Node node : nodes) {
         if (node.kind == Node.ROOT) {
           root = node.fp;
         } else if (node.kind == Node.DOCS) {
           docs = node.docs;
+          ranks = node.ranks;
         }
       }
       if (docs == null) {
         throw new IOException(String.format("fingerprint %016x is in a component but not a member", fp.get()));
       }
-      for (byte[] doc : docs) {
-        context.write(new RootDoc(root, doc), fp);
+      for (int i = 0; i < docs.length; i++) {
+        if (ranks != null) {
+          context.write(RootDoc.candidate(root, ranks[i], docs[i]), fp);
+        }
+        context.write(new RootDoc(root, docs[i]), fp);
       }
     }
   }
@@ -66,21 +72,31 @@ final class LabelJob {
     @Override
     protected void reduce(RootDoc key, Iterable<LongWritable> fps, Context context)
         throws IOException, InterruptedException {
-      Text cluster = null; // the first (smallest) document: written once a second one shows there is a cluster
+      Text cluster = null; // the kept document
+      Text first = null; // the first member: written once a second one shows there is a cluster
       byte[] last = null;
       long size = 0;
-      for (LongWritable ignored : fps) { // the key moves along with the values: (root, doc) in order
+      for (LongWritable ignored : fps) { // the key moves along with the values: (root, part, rank, doc) in order
+        if (key.part == RootDoc.CANDIDATE) {
+          if (cluster == null) {
+            cluster = new Text(escape(key.doc));
+          }
+          continue;
+        }
         if (last != null && java.util.Arrays.equals(last, key.doc)) {
           context.getCounter(PairsJob.COUNTERS, "documents at two fingerprints").increment(1);
           continue;
         }
         last = key.doc.clone();
         Text doc = new Text(escape(key.doc));
-        if (cluster == null) {
-          cluster = doc;
+        if (first == null) {
+          first = doc;
+          if (cluster == null) {
+            cluster = doc;
+          }
         } else {
           if (size == 1) {
-            context.write(cluster, cluster);
+            context.write(first, cluster);
           }
           context.write(doc, cluster);
         }

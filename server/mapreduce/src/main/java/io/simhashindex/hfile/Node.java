@@ -23,6 +23,7 @@ public final class Node implements Writable {
   byte[][] docs = new byte[0][]; // DOCS, SIDE: the document ids (fp2docs qualifiers)
   long[] nodes; // DOCS, SIDE when verifying: each document's node id
   byte[][] sketches; // DOCS, SIDE when verifying: each document's sketch (fp2docs value)
+  long[] ranks; // DOCS with a --keep rule other than the smallest id: each document's rank ({@link Keep})
 
   static Node docs(byte[][] docs, long[] nodes, byte[][] sketches) {
     Node node = new Node();
@@ -48,6 +49,11 @@ public final class Node implements Writable {
     return node;
   }
 
+  Node ranked(long[] ranks) {
+    this.ranks = ranks;
+    return this;
+  }
+
   Node side(byte distance) {
     Node node = docs(docs, nodes, sketches);
     node.kind = SIDE;
@@ -66,6 +72,7 @@ public final class Node implements Writable {
     out.writeByte(distance);
     WritableUtils.writeVInt(out, docs.length);
     out.writeBoolean(nodes != null);
+    out.writeBoolean(ranks != null);
     for (int i = 0; i < docs.length; i++) {
       WritableUtils.writeVInt(out, docs[i].length);
       out.write(docs[i]);
@@ -73,6 +80,9 @@ public final class Node implements Writable {
         out.writeLong(nodes[i]);
         WritableUtils.writeVInt(out, sketches[i].length);
         out.write(sketches[i]);
+      }
+      if (ranks != null) {
+        out.writeLong(ranks[i]);
       }
     }
   }
@@ -90,6 +100,7 @@ public final class Node implements Writable {
     boolean verified = in.readBoolean();
     nodes = verified ? new long[docs.length] : null;
     sketches = verified ? new byte[docs.length][] : null;
+    ranks = in.readBoolean() ? new long[docs.length] : null;
     for (int i = 0; i < docs.length; i++) {
       docs[i] = new byte[WritableUtils.readVInt(in)];
       in.readFully(docs[i]);
@@ -97,6 +108,9 @@ public final class Node implements Writable {
         nodes[i] = in.readLong();
         sketches[i] = new byte[WritableUtils.readVInt(in)];
         in.readFully(sketches[i]);
+      }
+      if (ranks != null) {
+        ranks[i] = in.readLong();
       }
     }
   }

@@ -40,6 +40,12 @@ final class Sketches {
     return containment(j, count(a), count(b));
   }
 
+  /** The distinct shingles a format 3 sketch was made of; -1 for a sketch that does not count them. */
+  static long shingles(byte[] sketch) {
+    int[] form = format(sketch);
+    return form == null || form[2] == 1 ? -1 : count(sketch);
+  }
+
   private static long count(byte[] sketch) {
     return ((sketch[1] & 0xffL) << 24) | ((sketch[2] & 0xffL) << 16) | ((sketch[3] & 0xffL) << 8) | (sketch[4] & 0xffL);
   }

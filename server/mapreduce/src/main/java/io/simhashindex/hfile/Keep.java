@@ -1,0 +1,61 @@
+package io.simhashindex.hfile;
+
+import java.util.Locale;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.CellUtil;
+
+/**
+ * Which document a cluster keeps, and so names it (--keep): the smallest id, the earliest indexed (the
+ * fp2docs cell's timestamp, which is the document's indexed_at), or the longest (the most distinct shingles
+ * its sketch counts; a document whose sketch counts none comes after every one that does).  A document's
+ * rank orders a cluster's documents, lowest first; ties fall to the smallest id.
+ */
+enum Keep {
+  SMALLEST_ID,
+  EARLIEST,
+  LONGEST;
+
+  static final String KEY = "simhash.clusters.keep";
+
+  static Keep of(Configuration conf) {
+    return parse(conf.get(KEY, "smallest-id"));
+  }
+
+  static Keep parse(String name) {
+    for (Keep rule : values()) {
+      if (rule.option().equals(name)) {
+        return rule;
+      }
+    }
+    throw new IllegalArgumentException("--keep must be smallest-id, earliest or longest, got " + name);
+  }
+
+  /** Its name on the command line. */
+  String option() {
+    return name().toLowerCase(Locale.ROOT).replace('_', '-');
+  }
+
+  /** Whether documents carry a rank through the job: the smallest id needs none, the sort has it. */
+  boolean ranked() {
+    return this != SMALLEST_ID;
+  }
+
+  /** Whether the fp2docs scan must read the cells' values (the sketches), not their keys alone. */
+  boolean readsSketches() {
+    return this == LONGEST;
+  }
+
+  /** A document's rank from its fp2docs cell. */
+  long rank(Cell cell) {
+    switch (this) {
+      case EARLIEST:
+        return cell.getTimestamp();
+      case LONGEST:
+        long shingles = Sketches.shingles(CellUtil.cloneValue(cell));
+        return shingles < 0 ? Long.MAX_VALUE : -shingles;
+      default:
+        return 0;
+    }
+  }
+}
