@@ -235,7 +235,8 @@ CLUSTERS = "clusters (chains)"
 
 def cluster_labels(p: Prints, floor: float) -> dict[str, list[int]]:
     """Each clustering's cluster per document: `clusters` without and with --min-similarity at ``floor``
-    (connected components: what the job answers), and star clusters around a centre (eval_clusters.py)."""
+    (connected components, the job's unverified grouping), and star clusters around a centre (its verified
+    default; eval_clusters.py)."""
     n = len(p.v4)
     close = within(p.v4, MAX_DISTANCE)
     scored = {(i, j): similarity(p.sketches[i], p.sketches[j]) for i, j in close}
@@ -528,12 +529,12 @@ package; a datasketch MinHash (128 permutations) with MinHashLSH at Jaccard 0.8.
 
 The clusters rows and table score what `simhash-index clusters` answers over each language's documents: its
 links (fingerprints within distance 3, and with `--min-similarity` the sketches at v4's floor too), grouped
-into connected components as the job groups them, and, as the option measured for clusters that do not chain,
-into star clusters around a centre (CENTER: a document joins a cluster only when it is linked to the centre
-itself; benchmarks/eval_clusters.py).  A class's figure there says whether its two documents end in one
-cluster; precision and recall are over every pair of documents in one cluster; "largest" is the largest
-cluster against the largest group of copies of one article, and "mixed" counts the clusters that hold more
-than one article.
+into connected components (the job's grouping unverified, and verified with `--clustering components`), and
+into star clusters around a centre (its default grouping when verified, `--clustering centres`; CENTER: a
+document joins a cluster only when it is linked to the centre itself; benchmarks/eval_clusters.py).  A class's
+figure there says whether its two documents end in one cluster; precision and recall are over every pair of
+documents in one cluster; "largest" is the largest cluster against the largest group of copies of one
+article, and "mixed" counts the clusters that hold more than one article.
 
 {tables}
 ## What v4 does

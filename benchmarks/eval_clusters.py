@@ -4,12 +4,15 @@ The links are the job's: two documents whose v4 fingerprints are within Hamming 
 fingerprint included), and with ``--min-similarity`` only those whose sketches also reach the floor.  They are
 grouped two ways:
 
-- connected components, as the job groups them today: any chain of links makes one cluster;
+- connected components, as the job groups unverified links and verified ones with ``--clustering components``:
+  any chain of links makes one cluster;
 - star clusters around a centre (CENTER: Haveliwala, Gionis and Indyk, "Scalable techniques for clustering the
   web", WebDB 2000; compared in Hassanzadeh et al., "Framework for evaluating clustering algorithms in
   duplicate detection", VLDB 2009): links taken from the most similar down, the first end of a link between
   two unplaced documents becomes a centre and the other its member, and a document later linked to a centre
-  joins it.  Every member is then linked to its centre itself, not through a chain.
+  joins it.  Every member is then linked to its centre itself, not through a chain.  This is the job's
+  grouping of verified links by default (``--clustering centres``); the job breaks ties of similarity (to four
+  decimals) by the ends' ids, this module by the documents' order.
 
 A clustering's predicted pairs are every pair of documents in one cluster.
 """

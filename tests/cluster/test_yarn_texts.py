@@ -10,8 +10,9 @@ and bad lines; a NodeManager running a task is killed mid-job.
   tables' digests.
 - A server replica's verified Query finds the planted copies VERIFIED, with exactly the hits a brute force
   over the local fingerprints and sketches gives.
-- `clusters --runner yarn --min-similarity 0.75 --read snapshot` over the loaded index gives exactly the
-  clusters of a brute force over the same fingerprints and sketches: the tasks read the tables' snapshots,
+- `clusters --runner yarn --min-similarity 0.75 --read snapshot` over the loaded index finds exactly the
+  verified pairs of a brute force over the same fingerprints and sketches, and groups them into exactly
+  CENTER's stars around a centre: the tasks read the tables' snapshots,
   restored on HDFS beside the cluster's hbase.rootdir (from the copied hbase-site.xml), and the sketches in
   fp2docs with them; the snapshots are deleted afterwards."""
 
@@ -29,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from truth import brute_pairs, components, digest, read_parts
+from truth import brute_pairs, centre_clusters, components, digest, read_parts
 from yarn_client import CLI, STAGING, YarnClient, cells, replica, task_running, until
 
 from simhash_client import SimHashClient
@@ -287,8 +288,11 @@ def _verified_clusters_equal_brute_force(
     links = _brute_links(fps, sketches)
     got = {frozenset((a, b)) for a, b, _, _ in read_parts(output / "pairs")}
     assert got == set(links)
-    expected = components([tuple(("doc", d) for d in pair) for pair in links], fps)  # type: ignore[arg-type]
-    assert {doc: c for doc, c in read_parts(output / "clusters")} == expected
+    # Stars around a centre (the verified default), over the job's own pairs and their printed similarities.
+    stars = centre_clusters((a, b, s) for a, b, _, s in read_parts(output / "pairs"))
+    assert {doc: c for doc, c in read_parts(output / "clusters")} == stars
+    chained = components([tuple(("doc", d) for d in pair) for pair in links], fps)  # type: ignore[arg-type]
+    assert set(stars) <= set(chained)  # a star is within a component
     assert len(links) > 300
     summary = json.loads((output / "summary.json").read_text())
     assert summary["read"] == "snapshot" and summary["documents"] == len(fps)

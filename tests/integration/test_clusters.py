@@ -22,7 +22,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from truth import Planted, brute_pairs, components, expected_clusters, flip, plant, read_parts, unescape
+from truth import (
+    Planted,
+    brute_pairs,
+    centre_clusters,
+    components,
+    expected_clusters,
+    flip,
+    plant,
+    read_parts,
+    unescape,
+)
 
 from simhash_server.fingerprint.sketch import comparable, similarity
 from simhash_server.index.keys import PAIRS, SEGMENTS, drawer_keys
@@ -317,6 +327,8 @@ def plant_sketched(groups: int, seed: int) -> dict[str, Document]:
 
 
 def test_verified_clusters_link_only_documents_whose_sketches_agree(make_index, hbase, tmp_path: Path) -> None:
+    """Verified, the clusters are stars around a centre by default, and connected components when asked:
+    both runs (about 15 s each) over one index, against brute force."""
     store: IndexStore = make_index(regions=4)
     documents = plant_sketched(300, seed=7)
     store.index_many(list(documents.values()))
@@ -343,11 +355,22 @@ def test_verified_clusters_link_only_documents_whose_sketches_agree(make_index, 
     assert len(counted) > 20  # containment pairs were compared, and Java scored them as Python does
     assert len(want) > 100
 
+    stars = centre_clusters((a, b, s) for a, b, _, s in read_parts(output / "pairs"))
+    clusters = {doc: cluster for doc, cluster in read_parts(output / "clusters")}
+    assert clusters == stars
     links = [tuple(("doc", doc) for doc in pair) for pair in want]
     expected = components(links, documents)  # type: ignore[arg-type]
-    clusters = {doc: cluster for doc, cluster in read_parts(output / "clusters")}
-    assert clusters == expected
+    assert len(set(stars.values())) > len(set(expected.values()))  # some chains were cut into stars
     summary = json.loads((output / "summary.json").read_text())
+    assert summary["clustering"] == "centres" and summary["centres"] == len(set(stars.values()))
+
+    chained = tmp_path / "components"
+    args = [CLI, "clusters", str(chained), "--min-similarity", str(FLOOR), "--clustering", "components"]
+    args += ["--heap-mb", "1024", "--sort-mb", "64"]
+    done = subprocess.run(args, env=job_env(store, hbase), capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert {doc: cluster for doc, cluster in read_parts(chained / "clusters")} == expected
+    summary = json.loads((chained / "summary.json").read_text())
     assert summary["min_similarity"] == FLOOR
     assert summary["document_pairs_below_the_floor"] > 0
     assert summary["document_pairs_without_comparable_sketches"] > 0
@@ -450,7 +473,8 @@ def kept_by(rule: str, members: list[Document]) -> str:
 
 def test_clusters_keep_the_earliest_or_the_longest_document(make_index, hbase, tmp_path: Path) -> None:
     """--keep earliest (unverified: members by fingerprint) and --keep longest (verified: members by
-    document, the sketches read in the scan) against brute force over the same documents."""
+    document, the sketches read in the scan) against brute force over the same documents.  Each group's
+    verified links form a clique, so its star around a centre is its component.  Two runs, about 15 s each."""
     store: IndexStore = make_index(regions=2)
     documents = plant_kept(150, seed=5)
     store.index_many(list(documents.values()))

@@ -134,6 +134,30 @@ def components(links: Iterable[tuple[Hashable, Hashable]], docs: Iterable[str]) 
     return out
 
 
+def centre_clusters(scored: Iterable[tuple[str, str, str]]) -> dict[str, str]:
+    """doc -> the smallest doc id (UTF-8 bytes) of its star, by CENTER over the job's verified pairs (doc id,
+    doc id, similarity as printed): links from the most similar down, then by the ends' ids; a link between
+    two documents in no star makes the smaller id a centre and the other its member, and a document later
+    linked to a centre joins it.  Documents in no star are in no cluster."""
+    links = []
+    for x, y, printed in scored:
+        a, b = sorted((x, y), key=str.encode)
+        links.append((-round(float(printed) * 10_000), a.encode(), b.encode(), a, b))
+    centre: dict[str, str] = {}
+    for _, _, _, a, b in sorted(links):
+        ca, cb = centre.get(a), centre.get(b)
+        if ca is None and cb is None:
+            centre[a] = centre[b] = a
+        elif cb is None and ca == a:
+            centre[b] = a
+        elif ca is None and cb == b:
+            centre[a] = b
+    stars: dict[str, list[str]] = {}
+    for doc, c in centre.items():
+        stars.setdefault(c, []).append(doc)
+    return {doc: min(members, key=str.encode) for members in stars.values() for doc in members}
+
+
 def expected_clusters(documents: dict[str, int], pairs: set[tuple[int, int]]) -> dict[str, str]:
     """Documents of one fingerprint are one group; fingerprints within the distance join groups."""
     links = [(("doc", doc), ("fp", fp)) for doc, fp in documents.items()]

@@ -34,6 +34,13 @@ from simhash_server.cli.options import store_config, store_options
     "similarity (as Deduplicate's min_similarity); documents without a sketch join nothing.  [default: off]",
 )
 @click.option(
+    "--clustering",
+    type=click.Choice(["centres", "components"]),
+    help="With --min-similarity, how the verified links are grouped: centres, stars around a centre (each "
+    "member verified against its centre itself; CENTER), or components, any chain of links.  Unverified, "
+    "clusters are connected components.  [default: centres when verifying]",
+)
+@click.option(
     "--keep",
     type=click.Choice(["smallest-id", "earliest", "longest"]),
     default="smallest-id",
@@ -72,7 +79,7 @@ def clusters_command(output: Path, **opts: Any) -> None:
     \b
     One pass over the drawer table finds every pair of fingerprints within --max-distance (rows sharing a
     drawer prefix are adjacent); the pairs meet the documents in fp2docs; connected components are found
-    in MapReduce rounds.  OUTPUT gets:
+    in MapReduce rounds (with --min-similarity, stars around a centre within them).  OUTPUT gets:
       clusters/part-r-*       doc id <TAB> cluster id (the id of the document it keeps, --keep)
       pairs/part-r-*          fingerprint <TAB> fingerprint <TAB> distance (hex); with
                               --min-similarity: doc id <TAB> doc id <TAB> distance <TAB> similarity
@@ -102,6 +109,7 @@ def clusters_command(output: Path, **opts: Any) -> None:
             read=opts["read"],
             restore_dir=opts["restore_dir"],
             keep=opts["keep"],
+            clustering=opts["clustering"],
         )
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc

@@ -27,8 +27,11 @@ filesystem, so the region servers that answer queries do no work for the job; th
 ``hbase.rootdir``, from its hbase-site.xml or ``-D``).  The snapshots are deleted when the run succeeds.
 
 A document alone at its fingerprint with no pair is in no cluster and is not listed.  Verifying, the
-components are of documents: two documents are linked only when their stored sketches compare at or above
-``min_similarity`` (as Deduplicate verifies); a document without a comparable sketch joins nothing.  A failed run keeps
+clusters are of documents: two documents are linked only when their stored sketches compare at or above
+``min_similarity`` (as Deduplicate verifies); a document without a comparable sketch joins nothing.  The
+links are then grouped (``clustering``) into stars around a centre (``centres``, the default when verifying:
+every member is linked to its centre itself, so no chain of links joins two documents a reader calls
+different), or into connected components (``components``, the only grouping unverified).  A failed run keeps
 ``work/``; the same command continues from the last finished step.
 """
 
@@ -47,11 +50,12 @@ from simhash_server.bulk.checkpoint import BulkLoadError
 from simhash_server.bulk.hfile_job import CLUSTERS_CLASS, JobEvent, JobRunner
 from simhash_server.index.config import StoreConfig
 
-__all__ = ["KEEPS", "MAX_DISTANCE", "READS", "ClustersOptions", "ClustersStats", "run_clusters"]
+__all__ = ["CLUSTERINGS", "KEEPS", "MAX_DISTANCE", "READS", "ClustersOptions", "ClustersStats", "run_clusters"]
 
 MAX_DISTANCE = 3  # the drawers' pigeonhole guarantee: beyond 3 a pair may share no prefix
 READS = ("scan", "snapshot")
 KEEPS = ("smallest-id", "earliest", "longest")  # which document a cluster keeps, and is named after
+CLUSTERINGS = ("centres", "components")  # verifying: stars around a centre, or any chain of links
 SUMMARY = "summary.json"
 _REQUEST = "request.json"
 _FINISHED = "finished.json"  # in work/: the counters and seconds of the phases finished so far
@@ -74,6 +78,8 @@ _COUNTERS = {
     "clustered documents": "clustered_documents",
     "documents at two fingerprints": "documents_at_two_fingerprints",
     "documents alone after the join": "documents_alone_after_join",
+    "centres": "centres",
+    "documents linked to no centre": "documents_linked_to_no_centre",
     "document pairs below the floor": "document_pairs_below_the_floor",
     "document pairs without comparable sketches": "document_pairs_without_comparable_sketches",
 }
@@ -93,6 +99,7 @@ class ClustersOptions:
     read: str = "scan"  # the tables through the region servers, or from snapshots of them (READS)
     restore_dir: str | None = None  # snapshot: where they are restored, on hbase.rootdir's filesystem
     keep: str = "smallest-id"  # which document names its cluster (KEEPS)
+    clustering: str | None = None  # CLUSTERINGS; None: centres when verifying, else components
 
     def __post_init__(self) -> None:
         if not 0 <= self.max_distance <= MAX_DISTANCE:
@@ -107,6 +114,14 @@ class ClustersOptions:
             raise ValueError(f"min_similarity must be in (0, 1], got {self.min_similarity}")
         if self.read not in READS:
             raise ValueError(f"read must be one of {', '.join(READS)}, got {self.read!r}")
+        if self.clustering is None:
+            self.clustering = "centres" if self.min_similarity is not None else "components"
+        if self.clustering not in CLUSTERINGS:
+            raise ValueError(f"clustering must be one of {', '.join(CLUSTERINGS)}, got {self.clustering!r}")
+        if self.clustering == "centres" and self.min_similarity is None:
+            raise ValueError(
+                "clustering='centres' links each member to its centre by their sketches: it needs min_similarity"
+            )
         if self.keep not in KEEPS:
             raise ValueError(f"keep must be one of {', '.join(KEEPS)}, got {self.keep!r}")
         if self.restore_dir is not None and self.read != "snapshot":
@@ -165,6 +180,8 @@ def run_clusters(options: ClustersOptions, report: Callable[[ClustersStats], Non
         request["min-similarity"] = repr(options.min_similarity)
     if options.keep != "smallest-id":
         request["keep"] = options.keep
+    if options.clustering != "components":
+        request["clustering"] = str(options.clustering)
     _check_request(work / _REQUEST, request)
     with IndexStore(replace(options.store, pool_size=1)):  # refuses a missing or foreign schema now
         pass
@@ -245,6 +262,7 @@ def _summary(options: ClustersOptions, stats: ClustersStats, read: Callable[[str
         "min_similarity": options.min_similarity,
         "read": options.read,
         "keep": options.keep,
+        "clustering": options.clustering,
         **{key: counters.get(key, 0) for key in _COUNTERS.values()},
         "star_rounds": stats.rounds,
         "clusters_by_documents": dict(sorted(sizes.items(), key=lambda kv: int(kv[0].split("-")[0]))),

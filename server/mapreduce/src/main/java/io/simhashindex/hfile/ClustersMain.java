@@ -6,15 +6,12 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.fs.FSDataInputStream;
-import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hbase.client.Scan;
@@ -25,7 +22,6 @@ import org.apache.hadoop.hbase.mapreduce.TableSnapshotInputFormat;
 import org.apache.hadoop.io.ByteWritable;
 import org.apache.hadoop.io.BytesWritable;
 import org.apache.hadoop.io.LongWritable;
-import org.apache.hadoop.io.SequenceFile;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.InputFormat;
 import org.apache.hadoop.mapreduce.Job;
@@ -44,13 +40,15 @@ import org.apache.hadoop.util.Tool;
  *
  * <pre>
  *   clusters --work DIR --output DIR --drawers T --fp2docs T [--max-distance 3] [--budget N] [--reducers R]
- *            [--min-similarity F] [--keep smallest-id|earliest|longest] [--read scan|snapshot [--restore-dir URI]]
+ *            [--min-similarity F [--clustering centres|components]] [--keep smallest-id|earliest|longest]
+ *            [--read scan|snapshot [--restore-dir URI]]
  *            [--summary-to LOCAL_DIR] [--copy-to LOCAL_DIR]   (output on a cluster: the tables, or all of it)
  * </pre>
  *
  * Steps (each leaves a marker in the work directory, so a rerun continues where one stopped): pairs
  * (drawers table, {@link PairsJob}), tiles (hot prefix groups, only if any), join and confirm (fp2docs,
- * {@link JoinJob}), star rounds until the components settle ({@link StarsJob}), assign and label
+ * {@link JoinJob}), star rounds until the components settle ({@link StarsJob}), with --clustering centres the
+ * roots and centres steps (stars around a centre within each component, {@link CentresJob}), assign and label
  * ({@link LabelJob}), then publish: the output directory gets {@code clusters/} (doc id, tab, cluster id: the
  * document the cluster keeps, {@link Keep}),
  * {@code pairs/} (fingerprint, fingerprint, distance, in hex; verifying: doc id, doc id, distance,
@@ -84,6 +82,14 @@ public final class ClustersMain extends Configured implements Tool {
     if (opts.containsKey("min-similarity")) {
       conf.set(JoinJob.MIN_SIMILARITY, Double.toString(Double.parseDouble(opts.get("min-similarity"))));
     }
+    String clustering = opts.getOrDefault("clustering", "components");
+    if (!clustering.equals("components") && !clustering.equals("centres")) {
+      throw new IllegalArgumentException("--clustering must be components or centres, got " + clustering);
+    }
+    if (clustering.equals("centres") && !opts.containsKey("min-similarity")) {
+      throw new IllegalArgumentException("--clustering centres verifies: it needs --min-similarity");
+    }
+    conf.setBoolean(CentresJob.KEY, clustering.equals("centres"));
     Keep keep = Keep.parse(opts.getOrDefault("keep", "smallest-id"));
     conf.set(Keep.KEY, keep.option());
     Path work = new Path(need(opts, "work"));
@@ -113,11 +119,12 @@ public final class ClustersMain extends Configured implements Tool {
     Path sameFingerprint = new Path(join, JoinJob.EDGES);
     Path stars = stars(conf, fs, work, fs.exists(sameFingerprint) ? new Path[] {edges, sameFingerprint}
         : new Path[] {edges});
+    Path roots = CentresJob.wanted(conf) ? centres(conf, fs, work, stars, join, edges) : stars;
     Path assign = new Path(work, "assign");
-    step(fs, work, "assign", () -> assign(conf, stars, new Path(join, JoinJob.MEMBERS), assign));
+    step(fs, work, "assign", () -> assign(conf, roots, new Path(join, JoinJob.MEMBERS), assign));
     Path label = new Path(work, "label");
     step(fs, work, "label", () -> label(conf, assign, label));
-    publish(conf, fs, pairs, edges, join, label, output);
+    Publish.publish(conf, fs, pairs, edges, join, label, output);
     if (opts.containsKey("summary-to")) { // the cluster's filesystem is not the caller's: its tables go there
       for (String name : new String[] {"largest-groups.tsv", "largest-clusters.tsv"}) {
         fs.copyToLocalFile(false, new Path(output, name), new Path(opts.get("summary-to"), name), true);
@@ -173,7 +180,7 @@ public final class ClustersMain extends Configured implements Tool {
     return scan;
   }
 
-  private static Path parts(Path dir) {
+  static Path parts(Path dir) {
     return new Path(dir, "part-*");
   }
 
@@ -240,6 +247,7 @@ public final class ClustersMain extends Configured implements Tool {
     MultipleOutputs.addNamedOutput(job, JoinJob.EDGES, SequenceFileOutputFormat.class, LongWritable.class,
         LongWritable.class);
     MultipleOutputs.addNamedOutput(job, JoinJob.PAIRS, TextOutputFormat.class, Text.class, Text.class);
+    CentresJob.scored(job);
     Jobs.run(job, "join", out);
   }
 
@@ -254,6 +262,7 @@ public final class ClustersMain extends Configured implements Tool {
     job.setOutputKeyClass(LongWritable.class);
     job.setOutputValueClass(LongWritable.class);
     MultipleOutputs.addNamedOutput(job, JoinJob.PAIRS, TextOutputFormat.class, Text.class, Text.class);
+    CentresJob.scored(job);
     Jobs.small(job, parts(join));
     Jobs.run(job, "confirm", out);
   }
@@ -302,10 +311,31 @@ public final class ClustersMain extends Configured implements Tool {
     return changes;
   }
 
+  /** The roots and centres steps; returns the centres' (member, centre) edges, read as the stars' are. */
+  private Path centres(Configuration conf, FileSystem fs, Path work, Path stars, Path join, Path edges)
+      throws Exception {
+    Path rooted = new Path(work, "rooted");
+    Path[] scored = {new Path(join, CentresJob.SCORED + "/part*"), new Path(edges, CentresJob.SCORED + "/part*")};
+    step(fs, work, "roots", () -> {
+      Job job = job(conf, "roots", rooted);
+      CentresJob.roots(job, parts(stars), scored);
+      Jobs.small(job, parts(stars), scored[0], scored[1]);
+      Jobs.run(job, "roots", out);
+    });
+    Path centres = new Path(work, "centres");
+    step(fs, work, "centres", () -> {
+      Job job = job(conf, "centres", centres);
+      CentresJob.centres(job, parts(rooted));
+      Jobs.small(job, parts(rooted));
+      Jobs.run(job, "centres", out);
+    });
+    return centres;
+  }
+
   private void assign(Configuration conf, Path stars, Path members, Path output) throws Exception {
     Job job = job(conf, "assign", output);
     MultipleInputs.addInputPath(job, parts(stars), SequenceFileInputFormat.class, LabelJob.Roots.class);
-    if (glob(members.getFileSystem(conf), parts(members)).length > 0) { // none: no pairs, no shared fingerprint
+    if (Publish.glob(members.getFileSystem(conf), parts(members)).length > 0) { // none: no pairs, no shared fingerprint
       MultipleInputs.addInputPath(job, parts(members), SequenceFileInputFormat.class, Mapper.class);
     }
     job.setMapOutputKeyClass(LongWritable.class);
@@ -335,68 +365,5 @@ public final class ClustersMain extends Configured implements Tool {
     MultipleOutputs.addNamedOutput(job, LabelJob.LARGEST, TextOutputFormat.class, Text.class, Text.class);
     Jobs.small(job, parts(assign));
     Jobs.run(job, "label", out);
-  }
-
-  // -- publish ------------------------------------------------------------------------------------------
-  private void publish(Configuration conf, FileSystem fs, Path pairs, Path edges, Path join, Path label,
-      Path output) throws IOException {
-    fs.mkdirs(output);
-    move(fs, parts(label), new Path(output, "clusters"), "");
-    move(fs, new Path(label, LabelJob.SIZES + "/part*"), new Path(output, "sizes"), "");
-    move(fs, new Path(edges, JoinJob.PAIRS + "/part*"), new Path(output, "pairs"), "");
-    // verifying: the pairs of documents sharing one fingerprint
-    move(fs, new Path(join, JoinJob.PAIRS + "/part*"), new Path(output, "pairs"), "-same-fingerprint");
-    List<String[]> groups = new ArrayList<>();
-    BytesWritable prefix = new BytesWritable();
-    LongWritable size = new LongWritable();
-    for (FileStatus file : glob(fs, new Path(pairs, PairsJob.LARGEST + "/part*"))) {
-      try (SequenceFile.Reader reader = new SequenceFile.Reader(conf, SequenceFile.Reader.file(file.getPath()))) {
-        while (reader.next(prefix, size)) {
-          StringBuilder hex = new StringBuilder();
-          for (int i = 0; i < 4; i++) {
-            hex.append(String.format(Locale.ROOT, "%02x", prefix.getBytes()[i] & 0xff));
-          }
-          groups.add(new String[] {hex.toString(), Integer.toString(prefix.getBytes()[4]), Long.toString(size.get())});
-        }
-      }
-    }
-    writeLargest(fs, new Path(output, "largest-groups.tsv"), "drawer value\tflag\tfingerprints", groups);
-    List<String[]> clusters = new ArrayList<>();
-    for (FileStatus file : glob(fs, new Path(label, LabelJob.LARGEST + "/part*"))) {
-      try (BufferedReader in = new BufferedReader(new InputStreamReader(fs.open(file.getPath()),
-          StandardCharsets.UTF_8))) {
-        for (String line; (line = in.readLine()) != null; ) {
-          clusters.add(line.split("\t"));
-        }
-      }
-    }
-    writeLargest(fs, new Path(output, "largest-clusters.tsv"), "cluster id\tdocuments", clusters);
-  }
-
-  private static FileStatus[] glob(FileSystem fs, Path pattern) throws IOException {
-    FileStatus[] found = fs.globStatus(pattern);
-    return found == null ? new FileStatus[0] : found;
-  }
-
-  private static void move(FileSystem fs, Path pattern, Path into, String suffix) throws IOException {
-    fs.mkdirs(into);
-    for (FileStatus file : glob(fs, pattern)) {
-      if (!fs.rename(file.getPath(), new Path(into, file.getPath().getName() + suffix))) {
-        throw new IOException("could not move " + file.getPath() + " into " + into);
-      }
-    }
-  }
-
-  /** The largest entries (last column: the size), largest first, at most {@link PairsJob#KEPT_LARGEST}. */
-  private static void writeLargest(FileSystem fs, Path file, String header, List<String[]> rows)
-      throws IOException {
-    rows.sort((x, y) -> Long.compare(Long.parseLong(y[y.length - 1]), Long.parseLong(x[x.length - 1])));
-    StringBuilder text = new StringBuilder(header).append('\n');
-    for (String[] row : rows.subList(0, Math.min(rows.size(), PairsJob.KEPT_LARGEST))) {
-      text.append(String.join("\t", row)).append('\n');
-    }
-    try (OutputStream o = fs.create(file, true)) {
-      o.write(text.toString().getBytes(StandardCharsets.UTF_8));
-    }
   }
 }

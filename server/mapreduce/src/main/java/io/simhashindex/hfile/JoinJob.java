@@ -19,6 +19,7 @@ import org.apache.hadoop.hbase.mapreduce.TableInputFormat;
 import org.apache.hadoop.hbase.mapreduce.TableMapper;
 import org.apache.hadoop.io.ByteWritable;
 import org.apache.hadoop.io.LongWritable;
+import org.apache.hadoop.io.NullWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
@@ -96,6 +97,7 @@ final class JoinJob {
     private static final int BATCH = 1000; // member fingerprints per batch of gets
     private MultipleOutputs<FpPair, Node> sides;
     private double floor;
+    private boolean centres;
     private Connection connection;
     private Table fp2docs;
     private long next; // the next node id
@@ -121,6 +123,7 @@ final class JoinJob {
       Configuration conf = context.getConfiguration();
       sides = new MultipleOutputs<>(context);
       floor = floor(conf);
+      centres = CentresJob.wanted(conf);
       if (floor >= 0) {
         connection = ConnectionFactory.createConnection(conf);
         fp2docs = connection.getTable(TableName.valueOf(conf.get(TableInputFormat.INPUT_TABLE)));
@@ -198,7 +201,7 @@ final class JoinJob {
           sides.write(MEMBERS, new LongWritable(docs.nodes[i]),
               Node.docs(new byte[][] {docs.docs[i]}, null, null).ranked(rank), MEMBERS + "/part");
         }
-        verify(docs, docs, (byte) 0, floor, sides, context);
+        verify(docs, docs, (byte) 0, floor, centres, sides, context);
       }
       // Unverified, an end needs no documents in the pair: only that it has some.
       Node side = docs.nodes == null ? Node.docs(new byte[0][], null, null) : docs;
@@ -224,11 +227,13 @@ final class JoinJob {
   static final class Confirm extends Reducer<FpPair, Node, LongWritable, LongWritable> {
     private MultipleOutputs<LongWritable, LongWritable> sides;
     private double floor;
+    private boolean centres;
 
     @Override
     protected void setup(Context context) {
       sides = new MultipleOutputs<>(context);
       floor = floor(context.getConfiguration());
+      centres = CentresJob.wanted(context.getConfiguration());
     }
 
     @Override
@@ -244,7 +249,7 @@ final class JoinJob {
       }
       byte distance = both.get(0).distance;
       if (both.get(0).nodes != null) {
-        verify(both.get(0), both.get(1), distance, floor, sides, context);
+        verify(both.get(0), both.get(1), distance, floor, centres, sides, context);
         return;
       }
       context.getCounter(PairsJob.COUNTERS, "edges").increment(1);
@@ -261,10 +266,11 @@ final class JoinJob {
 
   /**
    * The verified edges between the documents of two ends (or of one fingerprint, {@code a == b}): to the
-   * {@code edges} output, or the main one, and as text "doc, doc, distance, similarity" to {@code pairs}.
+   * {@code edges} output, or the main one, and as text "doc, doc, distance, similarity" to {@code pairs}; for
+   * the centres step ({@code scored}), as {@link Link}s to {@link CentresJob#SCORED} too.
    */
   @SuppressWarnings({"unchecked", "rawtypes"})
-  static void verify(Node a, Node b, byte distance, double floor, MultipleOutputs sides,
+  static void verify(Node a, Node b, byte distance, double floor, boolean scored, MultipleOutputs sides,
       TaskInputOutputContext context) throws IOException, InterruptedException {
     boolean same = a == b;
     for (int i = 0; i < a.docs.length; i++) {
@@ -286,9 +292,13 @@ final class JoinJob {
         } else {
           context.write(x, y);
         }
+        if (scored) {
+          sides.write(CentresJob.SCORED, Link.of(a.nodes[i], a.docs[i], b.nodes[j], b.docs[j], similarity),
+              NullWritable.get(), CentresJob.SCORED + "/part");
+        }
         String line = LabelJob.escape(a.docs[i]) + "\t" + LabelJob.escape(b.docs[j]) + "\t" + distance;
-        sides.write(PAIRS, new Text(line), new Text(String.format(Locale.ROOT, "%.4f", similarity)),
-            PAIRS + "/part");
+        String printed = String.format(Locale.ROOT, "%.4f", Link.score(similarity) / 10_000.0); // as ordered
+        sides.write(PAIRS, new Text(line), new Text(printed), PAIRS + "/part");
       }
     }
   }
