@@ -136,7 +136,7 @@ public final class Link implements WritableComparable<Link> {
   public static final class RootPartitioner<V> extends Partitioner<Link, V> {
     @Override
     public int getPartition(Link key, V value, int partitions) {
-      return (Long.hashCode(key.root * 0x9E3779B97F4A7C15L) & Integer.MAX_VALUE) % partitions;
+      return RootDoc.RootPartitioner.of(key.root, partitions);
     }
   }
 }

@@ -126,7 +126,12 @@ public final class RootDoc implements WritableComparable<RootDoc> {
   public static final class RootPartitioner<V> extends Partitioner<RootDoc, V> {
     @Override
     public int getPartition(RootDoc key, V value, int partitions) {
-      return (Long.hashCode(key.root * 0x9E3779B97F4A7C15L) & Integer.MAX_VALUE) % partitions;
+      return of(key.root, partitions);
+    }
+
+    /** A root's reducer: its bits mixed first, since roots are the smallest node of a component. */
+    static int of(long root, int partitions) {
+      return (Long.hashCode(root * 0x9E3779B97F4A7C15L) & Integer.MAX_VALUE) % partitions;
     }
   }
 
