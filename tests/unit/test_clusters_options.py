@@ -26,11 +26,20 @@ def options(**overrides: object) -> ClustersOptions:
         ("reducers", 0, "reducers"),
         ("read", "hfiles", "read"),
         ("restore_dir", "hdfs:///r", "restore_dir"),  # only for read="snapshot"
+        ("keep", "oldest", "keep"),
+        ("clustering", "chains", "clustering"),
+        ("clustering", "centres", "min_similarity"),  # stars are of verified links
     ],
 )
 def test_bad_options_name_the_field(field: str, value: object, named: str) -> None:
     with pytest.raises(ValueError, match=named):
         options(**{field: value})
+
+
+def test_verified_clusters_are_centres_unless_asked_and_unverified_ones_components() -> None:
+    assert options(min_similarity=0.75).clustering == "centres"
+    assert options(min_similarity=0.75, clustering="components").clustering == "components"
+    assert options().clustering == "components"
 
 
 def test_counters_of_a_rerun_phase_count_once() -> None:
