@@ -31,8 +31,9 @@ import org.apache.hadoop.mapreduce.lib.output.SequenceFileOutputFormat;
  * it.  Every member is linked to its centre itself.  CENTER only looks at links within a component, so it runs
  * per component of the verified links (which the star rounds found): the roots step (a) gives each link its
  * component's root; the centres step (b) sorts each component's links from the most similar down and runs
- * CENTER over them, holding one entry per document of the component.  Its output is as the star rounds':
- * (member, centre), a centre being its own; the assign and label steps then read it instead.
+ * CENTER over them, holding each document of the component in memory (its centre, and that it was seen).
+ * Its output is as the star rounds': (member, centre), a centre being its own; the assign and label steps
+ * then read it instead.
  */
 final class CentresJob {
   static final String KEY = "simhash.clusters.centres"; // true: CENTER; unset: connected components
