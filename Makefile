@@ -147,14 +147,15 @@ $(MAPREDUCE_JAR): server/mapreduce/pom.xml $(wildcard server/mapreduce/src/main/
 	mvn -B -q -f server/mapreduce/pom.xml package -DskipTests
 	touch $@
 
-# The Python environment of hfile-load's map tasks on YARN: a PEX of the server and the native extension,
+# The Python environment of hfile-load's map tasks on YARN: a PEX of the fingerprinting (the package's
+# `fingerprint` extra, none of the server's dependencies) and the native extension,
 # shipped through the distributed cache (docs/loading.md).  In venv mode it unpacks once per node, then starts
 # as fast as a virtualenv.  Its wheels are this Python's (cp311 here): NodeManagers need that python3.  Its
 # versions are the server image's (deploy/docker/constraints.txt): a release on PyPI changes neither.
 PEX := $(dir $(MAPREDUCE_JAR))simhash-index.pex
 pex: $(PEX)
 $(PEX): $(INSTALLED) $(NATIVE) pyproject.toml deploy/docker/constraints.txt $(shell find server/simhash_server server/native/src -name '*.py' -o -name '*.rs')
-	$(BIN)/pex '.[server]' ./server/native --constraints deploy/docker/constraints.txt --venv \
+	$(BIN)/pex '.[fingerprint]' ./server/native --constraints deploy/docker/constraints.txt --venv \
 		--python-shebang '/usr/bin/env python3' -o $@
 
 # grpcurl, to check README's examples (built from the Go module proxy into var/bin; about 40 s once).
