@@ -12,7 +12,9 @@ first; no similarity measure enters.  The originals are whole pages of Debian do
   P5 a truncated republication (the first 50-80%); P6 paragraphs reordered; P7 a mirror with its links
   stripped;
 - different article: N1 two different articles in one template; N2 an older revision, 30-50% rewritten;
-  N3 the most alike neighbouring page of the same manual; N4 another article quoting 10-25% of this one.
+  N3 the most alike neighbouring page of the same manual; N4 another article quoting 10-25% of this one;
+  N5 formulaic neighbours: two pages of one manual, each under its own title, that share most of their text
+  (the boilerplate of a family of pages: coreutils' manual pages, the option pages of one dialog).
 
 Templates are drawn afresh for every pair from pools of site names, menus, breadcrumbs, bylines, related
 articles (titles and snippets of other pages), tags, copyright and licence lines, so that no fixed template
@@ -29,10 +31,10 @@ from dataclasses import dataclass
 
 from corpus import Doc
 
-__all__ = ["CLASSES", "SAME", "Pair", "half_of_id", "make_pairs"]
+__all__ = ["CLASSES", "SAME", "Pair", "half_of_id", "make_pairs", "title"]
 
 SAME = ("P1", "P1x", "P2", "P3a", "P3b", "P3c", "P4", "P5", "P6", "P7")
-DIFFERENT = ("N1", "N2", "N3", "N4")
+DIFFERENT = ("N1", "N2", "N3", "N4", "N5")
 CLASSES = SAME + DIFFERENT
 MIN_CHARS, MAX_CHARS = 300, 40_000
 
@@ -407,6 +409,19 @@ def quoting(doc: Doc, other: Doc, rng: random.Random) -> str:
     return "\n".join([*lines[:at], excerpt, *lines[at:]])
 
 
+_HEADINGS = frozenset({"name", "名称", "名字", "名 称", "名稱"})  # a manual page's first section
+
+
+def title(text: str) -> str:
+    """What a page is called: its first line (a manual page's NAME line), up to a " - " that starts its
+    description."""
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    if not lines:
+        return ""
+    first = lines[1] if lines[0].lower() in _HEADINGS and len(lines) > 1 else lines[0]
+    return re.split(r"\s+-\s+", first, maxsplit=1)[0]
+
+
 # -- pairs ------------------------------------------------------------------------------------------------
 def make_pairs(
     originals: list[Doc],
@@ -414,11 +429,13 @@ def make_pairs(
     per_class: int,
     neighbours: dict[str, tuple[str, float]],
     converters: dict[str, Callable[[str], str]],
+    formulaic: list[tuple[Doc, Doc]] = (),
     seed: int = 20261126,
 ) -> list[Pair]:
     """``per_class`` pairs of every class for one language's originals (fewer where the originals do not
     allow more).  ``neighbours``: each original's most alike other page of its manual, with their Jaccard
-    (computed by the caller); ``converters``: OpenCC conversions by config name ("s2t", "t2s", ...)."""
+    (computed by the caller); ``converters``: OpenCC conversions by config name ("s2t", "t2s", ...);
+    ``formulaic``: N5's candidates, the most alike first (pages of one manual under different titles)."""
     rng = random.Random(f"{seed}-{lang}")
     docs = [d for d in originals if d.lang == lang and MIN_CHARS <= len(d.text) <= MAX_CHARS]
     by_id = {d.id: d for d in docs}
@@ -500,4 +517,14 @@ def make_pairs(
         return d, copy(other, "N4", quoting(d, other, rng))
 
     add("N4", quoted)
+    # N5: the most alike first, each page once.
+    seen.clear()
+    made = 0
+    for a, b in formulaic:
+        if made >= per_class:
+            break
+        if not {a.id, b.id} & seen and title(a.text) != title(b.text):
+            seen |= {a.id, b.id}
+            pairs.append(Pair("N5", lang, a, b))
+            made += 1
     return pairs
