@@ -204,6 +204,29 @@ def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanage
     cluster.healthy("nodemanager2")
     yarn.refresh()
     _verified_clusters_equal_brute_force(yarn, fps, sketches, tmp_path)
+    _a_later_load_asks_no_remembered_node(cluster, yarn, texts, tmp_path)
+
+
+def _a_later_load_asks_no_remembered_node(cluster, yarn: YarnClient, texts: dict[str, str], tmp_path: Path) -> None:
+    """Both nodes passed the check in the first load: a load with the same PEX and Python submits no check
+    job, and its tasks, each making the probe first, store what `fingerprint` made here."""
+    sample = sorted(texts)[:: len(texts) // 40]
+    name = "/simhash-tests/texts-again/part-0.jsonl"
+    lines = [json.dumps({"doc_id": doc, "text": texts[doc]}, ensure_ascii=False) for doc in sample]
+    cluster.hdfs_put(name, "".join(line + "\n" for line in lines).encode())
+    checks = len([a for a in yarn.applications() if "check the NodeManagers" in str(a["name"])])
+    assert checks >= 1  # the first load's
+    yarn.schema("textsagain")
+    command = yarn.command("hfile-load", f"hdfs://namenode:8020{name}", "--staging", str(tmp_path / "again"),
+                           "--staging-uri", f"{STAGING}/again-staging", "--quiet")  # fmt: skip
+    done = subprocess.run(command, env=yarn.env("textsagain"), capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "NodeManagers checked 2 (2 remembered from an earlier load)" in done.stdout, done.stdout
+    assert len([a for a in yarn.applications() if "check the NodeManagers" in str(a["name"])]) == checks
+    stored = cells(cluster, "textsagain")["docs"]  # each document's fingerprint and sketch
+    rows = {row for row, _, _ in stored}
+    assert len(rows) == len(sample)
+    assert stored == [cell for cell in cells(cluster, "textsthrift")["docs"] if cell[0] in rows]
 
 
 def _local_runner_cells(hbase, yarn: YarnClient, uri: str, tmp_path: Path) -> dict[str, list]:

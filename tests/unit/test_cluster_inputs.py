@@ -145,3 +145,31 @@ def test_the_pinned_probe_is_what_this_build_computes(name: str) -> None:
     from simhash_server.bulk.file_task import pinned_probe, probe
 
     assert pinned_probe(NAMES[name]) == "".join(probe(NAMES[name]).splitlines(keepends=True)[:2])
+
+
+def test_a_task_whose_python_makes_another_probe_reads_no_record(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A parse task on a node an earlier load checked makes the probe first (NodeCheck remembers nodes)."""
+    from simhash_server.bulk.file_task import OTHER_PROBE, main, pinned_probe
+
+    data = json.dumps({"doc_id": "t", "text": "同一篇文章换了页眉页脚。"}, ensure_ascii=False) + "\n"
+    version = ["--fingerprint-version", FINGERPRINT_VERSION]
+
+    def task(expect: str) -> tuple[int, bytes]:
+        out = io.BytesIO()
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data.encode())))
+        monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(out))
+        code = main(["part-0.jsonl", *version, "--expect-probe", expect])
+        sys.stdout.flush()
+        return code, out.getvalue()
+
+    code, frames = task(pinned_probe(FINGERPRINT_VERSION))
+    assert code == 0 and frames[:1] == b"R" and frames[-33:-32] == b"E"
+    other = pinned_probe(NAMES["v1"])  # as a node whose Python made v1's fingerprints would
+    assert other != pinned_probe(FINGERPRINT_VERSION)
+    code, frames = task(other)
+    assert (code, frames) == (OTHER_PROBE, b"")
+    err = capsys.readouterr().err
+    assert f"makes another probe than the recipe's ({' '.join(other.split())})" in err
+    assert " ".join(pinned_probe(FINGERPRINT_VERSION).split()) in err  # what it made

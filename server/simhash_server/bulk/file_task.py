@@ -17,7 +17,9 @@ Frames on stdout, big-endian (``ParseJob.Texts`` reads them):
 
 Run as ``python -m simhash_server.bulk.file_task NAME [options]`` (or a PEX whose module this is).  With
 ``--probe`` instead of a name it prints what ``probe`` returns: the job checks each NodeManager with it before
-it submits the parse job (``NodeCheck``), and compares it with the submitting machine's.
+it submits the parse job (``NodeCheck``), and compares it with the pinned lines.  A node that passed is
+remembered, so each parse task also gets ``--expect-probe`` with those lines: it makes the probe before any
+record and exits with status 3 (``OTHER_PROBE``), naming what it made, if it differs.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from simhash_server.bulk.normalized import normalized_record, stored_document
 from simhash_server.fingerprint import FINGERPRINT_VERSION, recipe_of
 from simhash_server.fingerprint.versions import short_name
 
-__all__ = ["main", "pinned_probe", "probe", "run"]
+__all__ = ["OTHER_PROBE", "main", "pinned_probe", "probe", "run"]
 
 PROBE_TEXT = "海量文本的近似重复检测：同一篇文章换了页眉页脚。 A near-duplicate probe, 2026."
 # The first two lines of ``probe`` for each recipe, by short name: what the submitting command sends the
@@ -50,6 +52,7 @@ _PINNED_PROBES = {
     "v4-nofold": ("8ecf33f1110d3df1", "576508e2692934fb"),
 }
 
+OTHER_PROBE = 3  # the exit status when the probe differs from --expect-probe (NodeCheck.OTHER_PROBE)
 _REJECT = struct.Struct(">QI")
 _END = struct.Struct(">QQQQ")
 
@@ -111,11 +114,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fingerprint-format", choices=FINGERPRINT_FORMATS, default="auto")
     parser.add_argument("--fingerprint-version", default=FINGERPRINT_VERSION)
     parser.add_argument("--retention-seconds", type=int)
+    parser.add_argument("--expect-probe", help="the lines the probe must begin with, checked before any record")
     args = parser.parse_args(argv)
     recipe_of(args.fingerprint_version)  # an unknown version stops here, before any record
     if args.probe:
         sys.stdout.write(probe(args.fingerprint_version))
         return 0
+    if args.expect_probe is not None:
+        made = probe(args.fingerprint_version)
+        if not made.startswith(args.expect_probe):
+            said = " ".join(made.split())
+            sys.stderr.write(
+                f"this node's Python makes another probe than the recipe's ({' '.join(args.expect_probe.split())}): "
+                f"{said}\n"
+            )
+            return OTHER_PROBE
     if args.name is None:
         parser.error("give the input file's name, or --probe")
     out = sys.stdout.buffer

@@ -92,6 +92,7 @@ class HFileLoadStats:
     task_python_cpu_seconds: float = 0.0  # the parse job's Python processes' own, as they report it
     nodes_checked: int = 0  # NodeManagers that ran the tasks' Python before the parse job (NodeCheck)
     nodes_unchecked: list[str] = field(default_factory=list)  # running ones YARN gave no check task
+    nodes_remembered: int = 0  # of nodes_checked, those an earlier load checked with the same PEX and Python
     loaded: bool = False
 
     @property
@@ -327,6 +328,7 @@ class _Load:
                 self.stats.task_cpu_seconds[event.phase] = cpu / 1000
         elif event.kind == "checked":
             self.stats.nodes_checked = int(event.data["nodes"])
+            self.stats.nodes_remembered = int(event.data.get("remembered", 0))
             self.stats.nodes_unchecked = [n for n in str(event.data.get("unchecked", "")).split(",") if n]
         elif event.kind == "loaded":
             self.stats.phase = f"loaded {event.phase}"

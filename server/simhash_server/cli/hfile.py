@@ -187,6 +187,8 @@ def hfile_load(ctx: click.Context, **opts: Any) -> None:
         steps += f"; the parse tasks' Python CPU {stats.task_python_cpu_seconds:.1f} s"
     if stats.nodes_checked:
         steps += f"; NodeManagers checked {stats.nodes_checked}"
+        if stats.nodes_remembered:
+            steps += f" ({stats.nodes_remembered} remembered from an earlier load)"
     if stats.nodes_unchecked:
         click.echo(f"YARN placed no check task on {', '.join(stats.nodes_unchecked)}: not checked", err=True)
     click.echo(

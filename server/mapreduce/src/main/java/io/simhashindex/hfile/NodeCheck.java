@@ -4,12 +4,16 @@ import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInput;
 import java.io.DataOutput;
+import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.net.InetAddress;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
@@ -41,21 +45,71 @@ import org.apache.hadoop.yarn.client.api.YarnClient;
  * PEX needs, or whose Python makes another fingerprint, fails the check with a message naming the node and
  * what is missing, before any input is read.  YARN places a task where asked when it can, not always: the
  * nodes that ran none are named, and not counted as checked.  The nodes come from the ResourceManager; each
- * task writes the node it ran on.  It costs one short job per load, against the parse job's many minutes.
+ * task writes the node it ran on.
+ *
+ * <p>A node that passed is remembered, for the same PEX (named by its content), Python, task arguments and
+ * probe, by an empty file of its name under {@value #CHECKED} in the shared directory: a later load asks
+ * only the nodes not remembered, and submits no check job when there are none (a short job, but most of what
+ * a load costs the submitting machine beside the parse job's submission).  A remembered node is still held
+ * to the probe: each parse task makes it first ({@code --expect-probe}) and, if its Python no longer starts
+ * or makes another fingerprint, fails naming the node and removes the node's mark, so no record is
+ * fingerprinted there and the next load checks it again.
  */
 final class NodeCheck {
   private NodeCheck() {}
 
   static final String EXPECT = "simhash.check.expect"; // the recipe's probe fingerprint and sketch lines
   static final String NODES = "simhash.check.nodes"; // comma-separated
+  static final String MARKS = "simhash.check.marks"; // the directory of the nodes checked for these settings
+  static final String CHECKED = "checked-nodes";
+  static final int OTHER_PROBE = 3; // file_task's exit status when its probe differs from --expect-probe
 
-  /** Runs the check for {@code parse}'s settings (its PEX and Python); returns the nodes it could not. */
+  /**
+   * Runs the check for {@code parse}'s settings (its PEX and Python) on the running nodes not remembered as
+   * checked for them; returns the nodes it could not check.  Sets {@code parse}'s {@value #EXPECT} and
+   * {@value #MARKS}, for its tasks' own probe.
+   */
   static List<String> run(Job parse, String expect, Path staging, PrintStream out) throws Exception {
+    Path marks = marks(parse, expect);
+    parse.getConfiguration().set(EXPECT, expect);
+    parse.getConfiguration().set(MARKS, marks.toString());
     Configuration conf = new Configuration(parse.getConfiguration());
     List<String> nodes = runningNodes(conf);
-    Job job = Job.getInstance(conf, "simhash-index hfile-load: check the NodeManagers");
-    conf = job.getConfiguration();
-    conf.set(EXPECT, expect);
+    FileSystem fs = marks.getFileSystem(conf);
+    TreeSet<String> remembered = new TreeSet<>();
+    try {
+      for (FileStatus mark : fs.listStatus(marks)) {
+        remembered.add(mark.getPath().getName());
+      }
+    } catch (FileNotFoundException none) {
+      // no node checked yet for these settings
+    }
+    List<String> asked = new ArrayList<>();
+    for (String node : nodes) {
+      if (!remembered.contains(node)) {
+        asked.add(node);
+      }
+    }
+    TreeSet<String> checked = asked.isEmpty() ? new TreeSet<>() : check(conf, asked, staging, out);
+    List<String> unchecked = new ArrayList<>();
+    for (String node : asked) {
+      if (checked.contains(node)) {
+        fs.create(new Path(marks, node), true).close();
+      } else {
+        unchecked.add(node);
+      }
+    }
+    out.println("{\"event\": \"checked\", \"nodes\": " + (nodes.size() - unchecked.size())
+        + ", \"remembered\": " + (nodes.size() - asked.size()) + ", \"unchecked\": \""
+        + String.join(",", unchecked) + "\"}");
+    return unchecked;
+  }
+
+  /** The check job over {@code nodes}; the names of the nodes its tasks ran on. */
+  private static TreeSet<String> check(Configuration base, List<String> nodes, Path staging, PrintStream out)
+      throws Exception {
+    Job job = Job.getInstance(base, "simhash-index hfile-load: check the NodeManagers");
+    Configuration conf = job.getConfiguration();
     conf.set(NODES, String.join(",", nodes));
     conf.setInt(MRJobConfig.MAP_MAX_ATTEMPTS, 1); // a node that cannot run the tasks fails the check at once
     conf.setBoolean(MRJobConfig.JOB_UBERTASK_ENABLE, false); // each task on its own node
@@ -79,15 +133,49 @@ final class NodeCheck {
         }
       }
     }
-    List<String> unchecked = new ArrayList<>();
-    for (String node : nodes) {
-      if (!checked.contains(node)) {
-        unchecked.add(node);
+    return checked;
+  }
+
+  /** Where the nodes checked for {@code parse}'s PEX, Python, task arguments and {@code expect} are marked. */
+  static Path marks(Job parse, String expect) throws IOException {
+    Configuration conf = parse.getConfiguration();
+    StringBuilder settings = new StringBuilder();
+    URI[] files = parse.getCacheFiles(); // the PEX's shared copy, named by its content
+    if (files != null) {
+      for (URI file : files) {
+        settings.append(file).append('\n');
       }
     }
-    out.println("{\"event\": \"checked\", \"nodes\": " + (nodes.size() - unchecked.size())
-        + ", \"unchecked\": \"" + String.join(",", unchecked) + "\"}");
-    return unchecked;
+    settings.append(conf.get(ParseJob.PYTHON, "python3")).append('\n').append(conf.get(ParseJob.ARGS, ""))
+        .append('\n').append(expect);
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(settings.toString().getBytes(StandardCharsets.UTF_8));
+      StringBuilder hex = new StringBuilder();
+      for (int i = 0; i < 8; i++) {
+        hex.append(String.format("%02x", digest[i]));
+      }
+      return new Path(new Path(SharedFiles.directory(conf), CHECKED), hex.toString());
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** In a parse task whose node failed the probe: its mark goes, so that the next load checks it again. */
+  static void forget(Configuration conf) {
+    String marks = conf.get(MARKS);
+    if (marks == null) {
+      return;
+    }
+    try {
+      InetAddress self = InetAddress.getLocalHost();
+      Path dir = new Path(marks);
+      FileSystem fs = dir.getFileSystem(conf);
+      for (String name : new String[] {self.getHostName(), self.getCanonicalHostName()}) {
+        fs.delete(new Path(dir, name), false);
+      }
+    } catch (IOException e) {
+      System.err.println("could not remove this node's mark in " + marks + ": " + e);
+    }
   }
 
   private static List<String> runningNodes(Configuration conf) throws Exception {

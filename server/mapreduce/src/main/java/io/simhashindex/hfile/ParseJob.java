@@ -178,12 +178,19 @@ final class ParseJob {
       Path path = new Path(value.toString());
       ProcessBuilder builder = process(conf, path.toString());
       List<String> command = builder.command();
+      String expect = conf.get(NodeCheck.EXPECT);
+      if (expect != null) { // the node's Python must still make the recipe's probe (NodeCheck remembers nodes)
+        command.add("--expect-probe");
+        command.add(expect);
+      }
+      String node = java.net.InetAddress.getLocalHost().getHostName();
       Process process;
       try {
         process = builder.start();
       } catch (IOException e) {
-        throw new IOException("cannot start " + command.get(0) + " on this NodeManager: hfile-load's tasks need "
-            + "the Python of their environment (" + PYTHON + ", --task-python): " + e.getMessage(), e);
+        NodeCheck.forget(conf);
+        throw new IOException("cannot start " + command.get(0) + " on NodeManager " + node + ": hfile-load's "
+            + "tasks need the Python of their environment (" + PYTHON + ", --task-python): " + e.getMessage(), e);
       }
       Deque<String> stderr = new ArrayDeque<>();
       Thread errors = drain(process.getErrorStream(), stderr);
@@ -223,8 +230,12 @@ final class ParseJob {
       int code = process.waitFor();
       feeder.join();
       errors.join();
+      if (code == NodeCheck.OTHER_PROBE && expect != null) {
+        NodeCheck.forget(conf);
+      }
       if (code != 0 || end == null) {
-        throw new IOException("the Python task for " + name + " " + (code != 0 ? "exited with " + code
+        throw new IOException("the Python task for " + name + " on NodeManager " + node + " "
+            + (code != 0 ? "exited with " + code
             : "ended without reading the whole file") + "; its stderr ends:\n" + String.join("\n", stderr));
       }
       context.getCounter(Counts.FILES).increment(1);
