@@ -36,6 +36,9 @@ from simhash_schema import apply_schema, connect, index_tables
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "var" / "bench-hfile-texts"
 FILES = 8
+# The HDFS and YARN daemons the job also works (on a real cluster a DataNode sits beside each NodeManager).
+DAEMONS = ("namenode", "datanode", "resourcemanager")
+IDLE_S = 30.0
 
 
 def write_pages(n: int) -> Path:
@@ -158,7 +161,11 @@ def _yarn_load(stack: Stack, home: Path, n: int, tag: str) -> dict[str, Any]:
     prefix = f"bench_texts_{tag}_{time.strftime('%H%M%S')}"
     conf, env = cluster_client(stack, home, prefix)
     subprocess.run([CLI, "schema", "apply", "--regions", "4"], env=env, check=True)
-    busy = ("regionserver1", "regionserver2", "nodemanager1", "nodemanager2")
+    busy = ("regionserver1", "regionserver2", "nodemanager1", "nodemanager2", *DAEMONS)
+    # Each service's CPU while nothing runs (heartbeats, timers), over IDLE_S, to tell the load's own from it.
+    before = {s: stack.cpu_seconds(s) for s in busy}
+    time.sleep(IDLE_S)
+    idle_rate = {s: (stack.cpu_seconds(s) - before[s]) / IDLE_S for s in busy}
     before = {s: stack.cpu_seconds(s) for s in busy}
     command = [
         CLI, "hfile-load", "hdfs://namenode:8020/bench-texts/", "--new-ids-only", "--runner", "yarn",
@@ -186,6 +193,7 @@ def _yarn_load(stack: Stack, home: Path, n: int, tag: str) -> dict[str, Any]:
         used["nodemanager2"], "cpu_parse_tasks": _seconds(out.split("tasks' CPU ", 1)[-1], "parse "),
         "cpu_parse_python": _seconds(out, "the parse tasks' Python CPU "),
         "cpu_region_servers": used["regionserver1"] + used["regionserver2"],
+        "cpu_daemons": sum(used[d] for d in DAEMONS), "cpu_idle": elapsed * sum(idle_rate.values()),
         "cpu_submitting_jvms": {step: sum(c for st, c in jvms.values() if st == step) for step, _ in
                                 jvms.values()},
     }  # fmt: skip
@@ -211,10 +219,11 @@ def report(results: dict[str, dict[str, float]]) -> None:
     per_doc2 = pair["cpu"] / pair["n"]
     print(f"two of them at once, one per core: {1e3 * per_doc2:.3f} ms CPU per page")
     print(
-        "| runner | elapsed s | pages/s | CPU s: submitting machine | tasks | region servers | "
-        "submitting share | tasks' CPU per page / fingerprint's (alone; two at once) | their Python's |"
+        "| runner | elapsed s | pages/s | CPU s: submitting machine | tasks | region servers | HDFS and YARN "
+        "daemons | submitting share: of the first three; of all; of all above idle | tasks' CPU per page / "
+        "fingerprint's (alone; two at once) | their Python's |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for runner in ("local", "yarn", "yarn, again"):
         if runner not in results:
             continue
@@ -223,9 +232,14 @@ def report(results: dict[str, dict[str, float]]) -> None:
         parse = r["cpu_tasks_python"] if runner == "local" else r["cpu_parse_tasks"]
         total = r["cpu_submitting"] + tasks + r["cpu_region_servers"]
         python = r.get("cpu_parse_python", 0.0) / r["n"]
+        daemons, shares = "-", f"{r['cpu_submitting'] / total:.1%}"
+        if "cpu_daemons" in r:
+            every = total + r["cpu_daemons"]
+            daemons = f"{r['cpu_daemons']:,.1f}"
+            shares += f"; {r['cpu_submitting'] / every:.1%}; {r['cpu_submitting'] / (every - r['cpu_idle']):.1%}"
         print(
             f"| {runner} | {r['elapsed']:,.0f} | {r['n'] / r['elapsed']:,.0f} | {r['cpu_submitting']:,.1f} | "
-            f"{tasks:,.1f} | {r['cpu_region_servers']:,.1f} | {r['cpu_submitting'] / total:.1%} | "
+            f"{tasks:,.1f} | {r['cpu_region_servers']:,.1f} | {daemons} | {shares} | "
             f"{parse / r['n'] / per_doc:.2f}x; {parse / r['n'] / per_doc2:.2f}x | "
             f"{python / per_doc:.2f}x; {python / per_doc2:.2f}x |"
         )
@@ -241,7 +255,9 @@ def report(results: dict[str, dict[str, float]]) -> None:
         "tasks, the tasks' Python.  yarn: the cluster's first load; yarn, again: a second load of the same pages "
         "into a fresh index on the same cluster.  Both: tasks, the NodeManagers' containers; the ratio, the parse "
         "job's own account (CPU_MILLISECONDS: the tasks' process trees, sampled).  Their Python's: the parse tasks' "
-        "Python processes' own CPU, as each reports it at its end."
+        "Python processes' own CPU, as each reports it at its end.  HDFS and YARN daemons: the NameNode, the "
+        "DataNode and the ResourceManager (with the history server); above idle: less every service's CPU at rest "
+        f"(measured over {IDLE_S:.0f} s before the load) for the load's duration."
     )
 
 
