@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from corpus import Doc
@@ -429,7 +429,7 @@ def make_pairs(
     per_class: int,
     neighbours: dict[str, tuple[str, float]],
     converters: dict[str, Callable[[str], str]],
-    formulaic: list[tuple[Doc, Doc]] = (),
+    formulaic: Sequence[tuple[Doc, Doc]] = (),
     seed: int = 20261126,
 ) -> list[Pair]:
     """``per_class`` pairs of every class for one language's originals (fewer where the originals do not
