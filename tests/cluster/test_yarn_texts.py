@@ -40,6 +40,7 @@ from simhash_server.index.model import VERIFY_MAX_DISTANCE
 
 ROOT = Path(__file__).resolve().parents[2]
 FLOOR = 0.75  # v4's own
+MARKS = "/tmp/hadoop-yarn/staging/hbase/simhash-index-shared/checked-nodes"  # beside the user's staging area
 BASES = 4000  # pages of each language
 COPIES = 1000  # planted near-duplicates of each language
 TEMPLATES = (
@@ -209,7 +210,8 @@ def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanage
 
 def _a_later_load_asks_no_remembered_node(cluster, yarn: YarnClient, texts: dict[str, str], tmp_path: Path) -> None:
     """Both nodes passed the check in the first load: a load with the same PEX and Python submits no check
-    job, and its tasks, each making the probe first, store what `fingerprint` made here."""
+    job, and its tasks, each making the probe first, store what `fingerprint` made here.  A remembered node
+    whose Python has gone fails its parse tasks, and is checked again by the next load."""
     sample = sorted(texts)[:: len(texts) // 40]
     name = "/simhash-tests/texts-again/part-0.jsonl"
     lines = [json.dumps({"doc_id": doc, "text": texts[doc]}, ensure_ascii=False) for doc in sample]
@@ -227,6 +229,35 @@ def _a_later_load_asks_no_remembered_node(cluster, yarn: YarnClient, texts: dict
     rows = {row for row, _, _ in stored}
     assert len(rows) == len(sample)
     assert stored == [cell for cell in cells(cluster, "textsthrift")["docs"] if cell[0] in rows]
+
+    # The nodes' Python goes after they were remembered: the parse tasks fail naming the node, store nothing,
+    # and each node that ran one loses its mark, so that the next load checks it again.
+    (key,) = [k for k in yarn.hdfs_list(MARKS) if yarn.hdfs_list(f"{MARKS}/{k}")]  # python3's (python3.99 has none)
+    assert yarn.hdfs_list(f"{MARKS}/{key}") == ["nodemanager1", "nodemanager2"]
+    nodes = [cluster.container(n) for n in ("nodemanager1", "nodemanager2")]
+    for node in nodes:
+        cluster.docker("exec", "-u", "root", node, "mv", "/usr/bin/python3", "/usr/bin/python3.away")
+    try:
+        yarn.schema("textsgone")
+        command = yarn.command("hfile-load", f"hdfs://namenode:8020{name}", "--staging", str(tmp_path / "gone"),
+                               "--staging-uri", f"{STAGING}/gone-staging", "--quiet")  # fmt: skip
+        gone = subprocess.run(command, env=yarn.env("textsgone"), capture_output=True, text=True, timeout=900)
+    finally:
+        for node in nodes:
+            cluster.docker("exec", "-u", "root", node, "mv", "/usr/bin/python3.away", "/usr/bin/python3")
+    assert gone.returncode == 1, gone.stderr[-3000:]
+    assert "cannot start python3 on NodeManager nodemanager" in gone.stderr, gone.stderr[-3000:]
+    assert cells(cluster, "textsgone") == {"drawers": [], "fp2docs": [], "docs": []}
+    left = yarn.hdfs_list(f"{MARKS}/{key}")
+    assert len(left) < 2 and all(f"NodeManager {n}" not in gone.stderr for n in left)
+    command = yarn.command("hfile-load", f"hdfs://namenode:8020{name}", "--staging", str(tmp_path / "gone"),
+                           "--staging-uri", f"{STAGING}/gone-staging", "--quiet")  # fmt: skip
+    again = subprocess.run(command, env=yarn.env("textsgone"), capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "NodeManagers checked 2" in again.stdout, again.stdout
+    assert (f"({len(left)} remembered from an earlier load)" in again.stdout) == bool(left), again.stdout
+    assert yarn.hdfs_list(f"{MARKS}/{key}") == ["nodemanager1", "nodemanager2"]
+    assert cells(cluster, "textsgone")["docs"] == stored
 
 
 def _local_runner_cells(hbase, yarn: YarnClient, uri: str, tmp_path: Path) -> dict[str, list]:
