@@ -7,12 +7,20 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from simhash_deploy.jvm import JDK17_FLAGS
-from simhash_server.bulk.hfile_job import MAIN_CLASS, JobEvent, JobRunner, LocalProgress, default_job_dir
+from simhash_server.bulk.hfile_job import (
+    CLUSTERS_CLASS,
+    MAIN_CLASS,
+    JobEvent,
+    JobRunner,
+    LocalProgress,
+    default_job_dir,
+)
 from simhash_server.bulk.normalized import NORMALIZED_MAGIC, iter_normalized, normalized_record
 from simhash_server.index.keys import drawer_keys
 
@@ -57,6 +65,8 @@ def test_runner_options_are_checked_eagerly() -> None:
         JobRunner(kind="yarn")
     with pytest.raises(ValueError, match="do not fit a 1024 MB heap"):
         JobRunner(heap_mb=1024, sort_mb=512, parallel=2)
+    with pytest.raises(ValueError, match="unknown driver 'edge'; choose one of cluster, client"):
+        JobRunner(kind="yarn", staging_uri="hdfs:///x", driver="edge")
 
 
 def test_the_local_runner_keeps_hadoop_files_in_staging_and_the_yarn_runner_leaves_the_cluster_its_own() -> None:
@@ -99,6 +109,23 @@ def test_the_yarn_runner_names_what_the_cluster_configuration_lacks(tmp_path: Pa
     (conf / "core-site.xml").write_text("<configuration><property>")
     with pytest.raises(BulkLoadError, match=r"core-site\.xml is not a Hadoop configuration file"):
         JobRunner(kind="yarn", staging_uri="/x", conf_dirs=(conf,)).cluster_conf_dirs()
+
+
+def test_hfile_loads_on_yarn_name_their_driver_and_clusters_drives_from_here(tmp_path: Path) -> None:
+    conf = tmp_path / "conf"
+    _site(conf, "yarn-site.xml", {"yarn.resourcemanager.hostname": "rm"})
+    _site(conf, "hbase-site.xml", {"hbase.zookeeper.quorum": "zk"})
+
+    def command(runner: JobRunner, name: str, main_class: str) -> list[str]:
+        argv = runner._yarn("java", name, {"staging": "x"}, tmp_path, main_class, [])
+        return argv[argv.index(name) :]
+
+    runner = JobRunner(kind="yarn", staging_uri="hdfs://nn/x", conf_dirs=(conf,))
+    for name in ("generate", "load"):
+        assert command(runner, name, MAIN_CLASS)[-2:] == ["--driver", "cluster"]
+    client = replace(runner, driver="client")
+    assert command(client, "generate", MAIN_CLASS)[-2:] == ["--driver", "client"]
+    assert "--driver" not in command(runner, "pairs", CLUSTERS_CLASS)
 
 
 def test_the_command_line_names_a_bad_setting_before_anything_runs(tmp_path: Path) -> None:

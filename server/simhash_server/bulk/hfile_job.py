@@ -11,6 +11,11 @@ or on YARN.
   ``TableMapReduceUtil.addDependencyJars``), and the normalised input goes to ``staging_uri`` on the
   cluster's filesystem through Hadoop's FileSystem API, from the same JVM.
 
+On YARN, hfile-load's chain of jobs is driven from inside the cluster by default (``driver="cluster"``,
+server/mapreduce's Driver): the JVM here submits one YARN application, whose master configures, submits and
+waits for each job and hands the HFiles over, and relays its lines.  With ``driver="client"`` the JVM here
+does all of that itself.
+
 The JVM reports JSON lines on stdout (progress, finished phases, loads); its log goes to staging/job.log.
 """
 
@@ -31,9 +36,10 @@ from typing import Any
 from simhash_server.bulk.checkpoint import BulkLoadError
 from simhash_server.bulk.class_archive import ClassArchive
 
-__all__ = ["CLUSTERS_CLASS", "MAIN_CLASS", "RUNNERS", "JobEvent", "JobRunner", "default_job_dir"]
+__all__ = ["CLUSTERS_CLASS", "DRIVERS", "MAIN_CLASS", "RUNNERS", "JobEvent", "JobRunner", "default_job_dir"]
 
 RUNNERS = ("local", "yarn")
+DRIVERS = ("cluster", "client")
 MAIN_CLASS = "io.simhashindex.hfile.Main"  # hfile-load
 CLUSTERS_CLASS = "io.simhashindex.hfile.ClustersMain"
 JAR = "simhash-mapreduce.jar"
@@ -64,10 +70,13 @@ class JobRunner:
     staging_uri: str | None = None  # yarn: the staging directory on the cluster's filesystem
     conf_dirs: tuple[Path, ...] = ()  # yarn: the cluster's client configuration [$HADOOP_CONF_DIR $HBASE_CONF_DIR]
     properties: dict[str, str] = field(default_factory=dict)  # more -D settings for the job
+    driver: str = "cluster"  # yarn, hfile-load: where its chain of jobs is driven from (DRIVERS)
 
     def __post_init__(self) -> None:
         if self.kind not in RUNNERS:
             raise ValueError(f"unknown runner {self.kind!r}; choose one of {', '.join(RUNNERS)}")
+        if self.driver not in DRIVERS:
+            raise ValueError(f"unknown driver {self.driver!r}; choose one of {', '.join(DRIVERS)}")
         if self.kind == "yarn" and not self.staging_uri:
             raise ValueError("the yarn runner needs a staging URI on the cluster's filesystem (--staging-uri)")
         if not 1 <= self.parallel <= 64:
@@ -253,6 +262,8 @@ class JobRunner:
             args = args | {"staging": remote}
         if command == "generate" and "inputs" not in args:  # the normalised input: copied by the JVM
             args = args | {"upload": str((staging / "input").resolve())}
+        if main_class == MAIN_CLASS and command in ("generate", "load"):
+            args = args | {"driver": self.driver}
         from simhash_deploy.jvm import SUBMITTER_FLAGS
 
         jvm = self._java(java, self._conf(staging), dirs, main_class, [*SUBMITTER_FLAGS, *flags])

@@ -92,12 +92,15 @@ def job_runner(opts: dict[str, Any]) -> Any:
             staging_uri=opts["staging_uri"],
             conf_dirs=tuple(opts["conf_dirs"]),
             properties=properties,
+            driver=opts.get("driver", "cluster"),
         )
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
 
 
 def _hfile_options(command: Any) -> Any:
+    from simhash_server.bulk.hfile_job import DRIVERS
+
     options = [
         click.option(
             "--staging",
@@ -109,6 +112,15 @@ def _hfile_options(command: Any) -> Any:
         click.option("--generate-only", is_flag=True, help="Write the HFiles and stop (load later with --load-only)."),
         click.option("--load-only", is_flag=True, help="Hand over HFiles an earlier --generate-only wrote."),
         click.option("--keep-staging", is_flag=True, help="Keep the staging directory after a successful load."),
+        click.option(
+            "--driver",
+            type=click.Choice(DRIVERS),
+            default="cluster",
+            show_default=True,
+            help="yarn: where the job chain is driven from.  cluster: a YARN application of its own, this machine "
+            "only submits it and follows it (as spark-submit's cluster deploy mode); client: a JVM here "
+            "(Kerberos-secured clusters).",
+        ),
         click.option(
             "--splits", type=click.IntRange(1, 1024), default=4, show_default=True, help="Map tasks of the first job."
         ),

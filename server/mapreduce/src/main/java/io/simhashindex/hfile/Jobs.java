@@ -39,13 +39,18 @@ final class Jobs {
           args));
     } catch (Throwable e) {
       e.printStackTrace();
-      StringBuilder said = new StringBuilder("error:");
-      for (Throwable cause = e; cause != null; cause = cause.getCause()) {
-        said.append(cause == e ? " " : "\n  caused by: ").append(cause.getMessage());
-      }
-      System.err.println(said);
+      System.err.println("error: " + said(e));
       System.exit(1);
     }
+  }
+
+  /** A failure's messages, each cause's on a line of its own: what went wrong and why, without the frames. */
+  static String said(Throwable e) {
+    StringBuilder said = new StringBuilder();
+    for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+      said.append(cause == e ? "" : "\n  caused by: ").append(cause.getMessage());
+    }
+    return said.toString();
   }
 
   /** The "--name value" pairs after the command (args[0]). */
@@ -132,6 +137,28 @@ final class Jobs {
     conf.set(key, (conf.get(key, fallback) + " " + LIGHT_JVM).trim());
   }
 
+  /**
+   * HBase's jars (and the pure-Java codecs the HFiles and map outputs use) go with a YARN job through the
+   * distributed cache, as HBase's own tools ship them (the cluster needs none installed), each uploaded once
+   * for all jobs.  Under the cluster driver they are on the cluster already: the driver's own class path
+   * ({@link Driver#JARS}), which the jobs get as it is.
+   */
+  static void ship(Job job) throws IOException {
+    Configuration conf = job.getConfiguration();
+    String[] shared = conf.getStrings(Driver.JARS);
+    if (shared != null) {
+      conf.unset("tmpjars"); // what configureIncrementalLoad found: the driver's localized copies
+      for (String jar : shared) {
+        job.addFileToClassPath(new Path(jar));
+      }
+      return;
+    }
+    TableMapReduceUtil.addDependencyJars(job);
+    TableMapReduceUtil.addDependencyJarsForClasses(conf, org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec.class,
+        io.airlift.compress.lz4.Lz4Compressor.class);
+    SharedFiles.share(job);
+  }
+
   static Job run(Job job, String phase, PrintStream out) throws Exception {
     runTogether(Collections.singletonList(job), Collections.singletonList(phase), out, index -> {});
     return job;
@@ -155,14 +182,7 @@ final class Jobs {
       if (onYarn(job.getConfiguration())) {
         // An application master answers RPCs and schedules: C1 serves it as well as C2, for less CPU.
         lightJvm(job.getConfiguration(), MRJobConfig.MR_AM_COMMAND_OPTS);
-        // HBase's jars (and the pure-Java codecs the HFiles and map outputs use) go with the job through the
-        // distributed cache, as HBase's own tools ship them (the cluster needs none installed), each uploaded
-        // once for all jobs.
-        TableMapReduceUtil.addDependencyJars(job);
-        TableMapReduceUtil.addDependencyJarsForClasses(job.getConfiguration(),
-            org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec.class,
-            io.airlift.compress.lz4.Lz4Compressor.class);
-        SharedFiles.share(job);
+        ship(job);
       }
     }
     // The hook is in place before the submissions start, and waits for one under way to end: a submitter

@@ -45,6 +45,7 @@ import org.apache.hadoop.util.Tool;
  *                                   (input URIs, one a line: read and fingerprinted in map tasks, ParseJob)
  *            [--then-load true [--remove-staging true]]   (then load, as the load command, in this JVM)
  *   load     --staging DIR --drawers T --fp2docs T --docs T [--remove-staging true]
+ *   (generate and load on YARN, with --driver cluster: run as a YARN application of their own, {@link Driver})
  *   keys     (unsigned decimal fingerprints on stdin -> their 10 drawer keys in hex, for the codec test)
  * </pre>
  *
@@ -53,10 +54,14 @@ import org.apache.hadoop.util.Tool;
  */
 public final class Main extends Configured implements Tool {
   static final String SPLITS = "simhash.hfile.splits";
-  private final PrintStream out = System.out;
+  private final PrintStream out;
+
+  Main(PrintStream out) {
+    this.out = out;
+  }
 
   public static void main(String[] args) {
-    Jobs.exit(new Main(), args);
+    Jobs.exit(new Main(System.out), args);
   }
 
   @Override
@@ -66,6 +71,9 @@ public final class Main extends Configured implements Tool {
       return 2;
     }
     Map<String, String> opts = Jobs.options(args);
+    if ("cluster".equals(opts.remove("driver")) && Jobs.onYarn(getConf()) && !"keys".equals(args[0])) {
+      return Driver.submit(getConf(), args[0], opts, out);
+    }
     switch (args[0]) {
       case "keys":
         return keys();
@@ -113,11 +121,8 @@ public final class Main extends Configured implements Tool {
     // Partition files and HBase's staging go beside the HFiles, not to /user/<name> at the root.
     conf.setIfUnset("hbase.fs.tmp.dir", new Path(staging, "tmp").toString());
     FileSystem fs = Jobs.writable(staging, conf);
-    if (opts.containsKey("upload") && !fs.exists(new Path(staging, "uploaded-input"))) {
-      Path input = new Path(staging, "input");
-      fs.delete(input, true); // a copy cut short
-      fs.copyFromLocalFile(false, true, new Path(new java.io.File(opts.get("upload")).toURI()), input);
-      fs.create(new Path(staging, "uploaded-input")).close();
+    if (opts.containsKey("upload")) {
+      upload(fs, staging, opts.get("upload"));
     }
     Path input = new Path(staging, "input");
     boolean parsed = opts.containsKey("inputs");
@@ -196,15 +201,34 @@ public final class Main extends Configured implements Tool {
     return Boolean.parseBoolean(opts.getOrDefault("then-load", "false")) ? load(opts) : 0;
   }
 
+  /** The normalised input, copied from this machine's {@code local} directory to STAGING/input once. */
+  static void upload(FileSystem fs, Path staging, String local) throws IOException {
+    if (!fs.exists(new Path(staging, "uploaded-input"))) {
+      Path input = new Path(staging, "input");
+      fs.delete(input, true); // a copy cut short
+      fs.copyFromLocalFile(false, true, new Path(new java.io.File(local).toURI()), input);
+      fs.create(new Path(staging, "uploaded-input")).close();
+    }
+  }
+
+  /** A file named on the command line: on this machine, unless its name is a URI (the cluster driver's). */
+  static Path named(String name) {
+    return java.net.URI.create(name).getScheme() == null ? new Path(new java.io.File(name).toURI()) : new Path(name);
+  }
+
   /** The inputs' files, read and fingerprinted by the tasks (ParseJob); their rejects to --rejects. */
   private void parse(Configuration base, Map<String, String> opts, FileSystem fs, Path staging, Path output)
       throws Exception {
     Job job = Job.getInstance(new Configuration(base), "simhash-index hfile-load: parse");
     Configuration conf = job.getConfiguration();
     job.setJarByClass(Main.class);
-    for (String uri : java.nio.file.Files.readAllLines(java.nio.file.Paths.get(need(opts, "inputs")))) {
-      if (!uri.isEmpty()) {
-        FileInputFormat.addInputPath(job, new Path(uri));
+    Path listed = named(need(opts, "inputs"));
+    try (BufferedReader in = new BufferedReader(
+        new InputStreamReader(listed.getFileSystem(conf).open(listed), StandardCharsets.UTF_8))) {
+      for (String uri; (uri = in.readLine()) != null; ) {
+        if (!uri.isEmpty()) {
+          FileInputFormat.addInputPath(job, new Path(uri));
+        }
       }
     }
     job.setInputFormatClass(ParseJob.Files.class);
@@ -225,7 +249,8 @@ public final class Main extends Configured implements Tool {
     // (docs/decisions.md#submitting-parse-task-and-master-jvms-on-yarn-run-c1-and-the-serial-collector).
     Jobs.lightJvm(conf, MRJobConfig.MAP_JAVA_OPTS);
     if (opts.containsKey("env")) { // the Python environment, a PEX, through the distributed cache
-      Path env = SharedFiles.place(conf, new java.io.File(opts.get("env")));
+      String pex = opts.get("env"); // placed already where the cluster driver runs
+      Path env = named(pex).toUri().getScheme().equals("file") ? SharedFiles.place(conf, new java.io.File(pex)) : new Path(pex);
       job.addCacheFile(new java.net.URI(env.toUri() + "#" + ParseJob.LINK));
       conf.set(ParseJob.ENV, ParseJob.LINK);
     }
