@@ -1,7 +1,9 @@
 """hfile-load of texts that live on the cluster's HDFS, fingerprinted and sketched in YARN's map tasks
 (`--runner yarn hdfs://...`): the tasks run the project's Python from a PEX in the distributed cache, so
 this machine reads no record.  Chinese and English pages with planted near-duplicates (re-templated, edited)
-and bad lines; a NodeManager running a task is killed mid-job.
+and bad lines; the NodeManager running the load's driver (its YARN application, `--driver cluster`) and a
+parse task is killed mid-job: YARN starts the driver again on the other node, which kills the jobs the first
+attempt submitted and runs them again.
 
 - Every stored fingerprint and sketch is what `simhash-index fingerprint --sketch` makes of its text here:
   the tables equal, cell for cell, a bulk-load of that output through Thrift.
@@ -25,6 +27,7 @@ import random
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -159,11 +162,15 @@ def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanage
         command, env=yarn.env("textsyarn"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        # Killed while a parse task's Python reads a file there (after the NodeManagers' check).
+        # Killed while a parse task's Python reads a file there (after the NodeManagers' check), the node that
+        # runs the driver too.
+        until(lambda: _driver_node(yarn) is not None or load.poll() is not None, "the driver's application")
+        victim = _driver_node(yarn)
+        assert victim in ("nodemanager1", "nodemanager2"), victim
         parsing = f"{uri}part-"  # the file's name is the Python's argument (the PEX's venv re-executes it)
-        until(lambda: task_running(cluster, "nodemanager2", parsing) or load.poll() is not None, "a parse task")
-        assert load.poll() is None, "the load ended before any parse task ran on nodemanager2"
-        cluster.docker("kill", cluster.container("nodemanager2"))
+        until(lambda: task_running(cluster, victim, parsing) or load.poll() is not None, "a parse task")
+        assert load.poll() is None, f"the load ended before any parse task ran on {victim}"
+        cluster.docker("kill", cluster.container(victim))
         killed = time.monotonic()
         stdout, stderr = load.communicate(timeout=1200)
     finally:
@@ -175,7 +182,13 @@ def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanage
     documents = len(texts)
     assert f"lines read {documents + len(BAD_LINES):,}; records {documents:,}" in stdout, stdout
     assert f"rejected {len(BAD_LINES)}" in stdout and f"see {uri.rstrip('/')}.rejects" in stderr
-    assert "NodeManagers checked 2" in stdout and "not checked" not in stderr
+    # The driver's second attempt found one node running, remembered by the first attempt's check.
+    assert "NodeManagers checked 1 (1 remembered from an earlier load)" in stdout, stdout
+    assert "not checked" not in stderr
+    drivers = [a for a in yarn.applications() if str(a["name"]).startswith("simhash-index hfile-load: driver")]
+    last = max(drivers, key=lambda a: str(a["id"]))
+    assert (last["state"], last["finalStatus"]) == ("FINISHED", "SUCCEEDED"), last
+    assert len(_attempts(yarn, str(last["id"]))) == 2  # the first attempt's node was lost
 
     # Each reject on HDFS, with its input, line and reason.
     rejects = sorted(
@@ -196,16 +209,33 @@ def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanage
     assert differ == {}, f"cells differing per table: {differ}"
     assert len(expected["docs"]) == documents
 
-    cluster.docker("start", cluster.container("nodemanager2"))
+    cluster.docker("start", cluster.container(victim))
     by_local = _local_runner_cells(hbase, yarn, uri, tmp_path)
     assert {t: digest(c) for t, c in by_local.items()} == {t: digest(c) for t, c in got.items()}
     fps = {doc: int(r["simhash"], 16) for doc, r in records.items()}
     sketches = {doc: base64.b64decode(r["sketch"]) for doc, r in records.items()}
     _verified_queries_answer_as_brute_force(yarn, texts, planted, fps, sketches)
-    cluster.healthy("nodemanager2")
+    cluster.healthy(victim)
     yarn.refresh()
     _verified_clusters_equal_brute_force(yarn, fps, sketches, tmp_path)
     _a_later_load_asks_no_remembered_node(cluster, yarn, texts, tmp_path)
+
+
+def _attempts(yarn: YarnClient, app: str) -> list[dict[str, object]]:
+    """An application's attempts (the ResourceManager's REST API)."""
+    url = f"http://{yarn.resourcemanager}:8088/ws/v1/cluster/apps/{app}/appattempts"
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        return list((json.load(reply).get("appAttempts") or {}).get("appAttempt") or [])
+
+
+def _driver_node(yarn: YarnClient) -> str | None:
+    """The NodeManager whose container runs the running load's driver, once YARN has started it."""
+    for app in yarn.applications():
+        if str(app["name"]).startswith("simhash-index hfile-load: driver") and app["state"] == "RUNNING":
+            host = str(app.get("amHostHttpAddress") or "")
+            if host:
+                return host.split(":")[0]
+    return None
 
 
 def _a_later_load_asks_no_remembered_node(cluster, yarn: YarnClient, texts: dict[str, str], tmp_path: Path) -> None:
