@@ -1,14 +1,16 @@
 """hfile-load of texts that live on a cluster filesystem, fingerprinted and sketched in the job's map tasks:
 the local runner (file:// inputs, Hadoop's LocalJobRunner beside a standalone HBase) and YARN (hdfs://
-inputs, the container cluster of deploy/cluster.yaml, twice: the cluster's first load, then a later one) side
-by side in one run, each loading the same N pages into a fresh index.  Beside them, `simhash-index
-fingerprint --workers 1 --sketch` on the same texts: the fingerprinting's own cost, against which the tasks'
-CPU per document is set.
+inputs, the container cluster of deploy/cluster.yaml, three times: the cluster's first load, then a later one,
+both driven from a YARN application of their own (`--driver cluster`), then one driven from a JVM on this
+machine, `--driver client`) side by side in one run, each loading the same N pages into a fresh index.
+Beside them, `simhash-index fingerprint --workers 1 --sketch` on the same texts: the fingerprinting's own
+cost, against which the tasks' CPU per document is set.
 
 Pages: the evaluation corpus's Chinese and English pages (benchmarks/corpus.py, chunked to about 4,000
 characters), repeated with four characters changed where the corpus is smaller than N, in 8 JSON-lines
 files.  Per runner: documents/s end to end, and CPU seconds by place: the submitting machine (the command
-and, on YARN, its submitting JVM), the tasks, the region servers.
+and, on YARN, its submitting JVM), the tasks (on YARN every container, the driver's among them), the region
+servers.
 
     make bench-hfile BENCH_ARGS='--texts'          # 2x10^5 pages
     .venv/bin/python benchmarks/bench_hfile_texts.py --n 2e4 --runners local
@@ -39,6 +41,7 @@ FILES = 8
 # The HDFS and YARN daemons the job also works (on a real cluster a DataNode sits beside each NodeManager).
 DAEMONS = ("namenode", "datanode", "resourcemanager")
 IDLE_S = 30.0
+YARN_LOADS = ("yarn", "yarn, again", "yarn, client driver")
 
 
 def write_pages(n: int) -> Path:
@@ -132,9 +135,10 @@ def _seconds(out: str, label: str) -> float:
 
 
 def on_yarn(folder: Path, n: int) -> list[dict[str, float]]:
-    """YARN: the pages put on the cluster's HDFS first, then loaded from there twice, each time into a fresh
-    index: the cluster's first load (which also places the jars and the PEX in its shared directory, and has
-    each NodeManager localise the PEX) and a later one, as a cluster used before sees it.  The parse job's
+    """YARN: the pages put on the cluster's HDFS first, then loaded from there three times, each time into a
+    fresh index: the cluster's first load (which also places the jars and the PEX in its shared directory, and
+    has each NodeManager localise the PEX) and a later one, as a cluster used before sees it, both with the
+    driver in the cluster, then a later one driven from this machine.  The parse job's
     tasks' CPU is YARN's account (CPU_MILLISECONDS: each task's process tree, sampled every few seconds, its
     Python included up to the last sample); the Python processes' own CPU as each reports it, beside."""
     stack = Stack.on_free_ports(f"simhashbenchtexts{os.getpid()}")
@@ -149,15 +153,15 @@ def on_yarn(folder: Path, n: int) -> list[dict[str, float]]:
         for part in sorted(folder.glob("part-*.jsonl")):
             stack.hdfs_put(f"/bench-texts/{part.name}", part.read_bytes())
         loads = []
-        for tag in ("first", "again"):
-            loads.append(_yarn_load(stack, home, n, tag))
+        for tag, driver in (("first", "cluster"), ("again", "cluster"), ("client", "client")):
+            loads.append(_yarn_load(stack, home, n, tag, driver))
             print(json.dumps(loads[-1]), flush=True)
         return loads
     finally:
         stack.run("down", "-v", timeout=600)
 
 
-def _yarn_load(stack: Stack, home: Path, n: int, tag: str) -> dict[str, Any]:
+def _yarn_load(stack: Stack, home: Path, n: int, tag: str, driver: str) -> dict[str, Any]:
     prefix = f"bench_texts_{tag}_{time.strftime('%H%M%S')}"
     conf, env = cluster_client(stack, home, prefix)
     subprocess.run([CLI, "schema", "apply", "--regions", "4"], env=env, check=True)
@@ -170,7 +174,7 @@ def _yarn_load(stack: Stack, home: Path, n: int, tag: str) -> dict[str, Any]:
     command = [
         CLI, "hfile-load", "hdfs://namenode:8020/bench-texts/", "--new-ids-only", "--runner", "yarn",
         "--conf-dir", str(conf), "--staging", str(home / f"staging-{tag}"), "--staging-uri",
-        f"hdfs://namenode:8020/bench-texts-staging-{tag}", "--quiet",
+        f"hdfs://namenode:8020/bench-texts-staging-{tag}", "--driver", driver, "--quiet",
     ]  # fmt: skip
     began = time.monotonic()
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -224,7 +228,7 @@ def report(results: dict[str, dict[str, float]]) -> None:
         "fingerprint's (alone; two at once) | their Python's |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for runner in ("local", "yarn", "yarn, again"):
+    for runner in ("local", *YARN_LOADS):
         if runner not in results:
             continue
         r = results[runner]
@@ -243,7 +247,7 @@ def report(results: dict[str, dict[str, float]]) -> None:
             f"{parse / r['n'] / per_doc:.2f}x; {parse / r['n'] / per_doc2:.2f}x | "
             f"{python / per_doc:.2f}x; {python / per_doc2:.2f}x |"
         )
-    for runner in ("yarn", "yarn, again"):
+    for runner in YARN_LOADS:
         if runner not in results:
             continue
         jvms = results[runner].get("cpu_submitting_jvms", {})
@@ -253,7 +257,9 @@ def report(results: dict[str, dict[str, float]]) -> None:
     print(
         "local: the submitting machine is the command and its job JVM (which also runs every task's Java side); "
         "tasks, the tasks' Python.  yarn: the cluster's first load; yarn, again: a second load of the same pages "
-        "into a fresh index on the same cluster.  Both: tasks, the NodeManagers' containers; the ratio, the parse "
+        "into a fresh index on the same cluster, both with the driver in the cluster (its application's master "
+        "among the NodeManagers' containers); yarn, client driver: a third, driven from a JVM on this machine.  "
+        "All: tasks, the NodeManagers' containers; the ratio, the parse "
         "job's own account (CPU_MILLISECONDS: the tasks' process trees, sampled).  Their Python's: the parse tasks' "
         "Python processes' own CPU, as each reports it at its end.  HDFS and YARN daemons: the NameNode, the "
         "DataNode and the ResourceManager (with the history server); above idle: less every service's CPU at rest "
@@ -274,7 +280,7 @@ def main() -> None:
             results[runner] = on_local(folder, args.n)
             print(json.dumps(results[runner]), flush=True)
         else:
-            results["yarn"], results["yarn, again"] = on_yarn(folder, args.n)
+            results.update(zip(YARN_LOADS, on_yarn(folder, args.n), strict=True))
     (WORK / "results.json").write_text(json.dumps(results, indent=1))
     report(results)
 
