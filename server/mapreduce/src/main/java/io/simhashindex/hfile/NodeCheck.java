@@ -150,11 +150,7 @@ final class NodeCheck {
         .append('\n').append(expect);
     try {
       byte[] digest = MessageDigest.getInstance("SHA-256").digest(settings.toString().getBytes(StandardCharsets.UTF_8));
-      StringBuilder hex = new StringBuilder();
-      for (int i = 0; i < 8; i++) {
-        hex.append(String.format("%02x", digest[i]));
-      }
-      return new Path(new Path(SharedFiles.directory(conf), CHECKED), hex.toString());
+      return new Path(new Path(SharedFiles.directory(conf), CHECKED), SharedFiles.hex(digest));
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }

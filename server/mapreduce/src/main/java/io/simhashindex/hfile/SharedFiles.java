@@ -99,17 +99,22 @@ final class SharedFiles {
       for (int n; (n = in.read(buffer)) > 0; ) {
         sha.update(buffer, 0, n);
       }
-      StringBuilder hex = new StringBuilder();
-      for (byte b : sha.digest()) {
-        hex.append(String.format("%02x", b));
-      }
-      String digest = hex.substring(0, 16);
+      String digest = hex(sha.digest());
       DIGESTS.put(key, digest);
       remember(key, digest);
       return digest;
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
+  }
+
+  /** The first 8 bytes of a digest in hex: a name's 16 digits. */
+  static String hex(byte[] digest) {
+    StringBuilder hex = new StringBuilder();
+    for (int i = 0; i < 8; i++) {
+      hex.append(String.format("%02x", digest[i]));
+    }
+    return hex.toString();
   }
 
   /** Lines of digest, then the key (path, size, time; tab-separated); the user's own cache directory. */
