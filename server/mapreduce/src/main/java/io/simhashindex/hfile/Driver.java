@@ -97,7 +97,7 @@ final class Driver {
     }
     if (opts.containsKey("inputs")) {
       Path listed = new Path(dir, "inputs.txt");
-      fs.copyFromLocalFile(false, true, new Path(new File(opts.get("inputs")).toURI()), listed);
+      fs.copyFromLocalFile(false, true, Main.named(opts.get("inputs")), listed);
       opts.put("inputs", listed.toString());
     }
     if (opts.containsKey("env")) {
@@ -126,7 +126,7 @@ final class Driver {
     conf.setStrings(JARS, jars.toArray(new String[0]));
     for (String jar : jars) {
       Path path = new Path(jar);
-      files.put(path.getName(), resource(fs, path));
+      files.put(path.getName(), resource(path.getFileSystem(conf), path)); // the shared directory's filesystem
     }
     Path written = new Path(dir, CONF);
     try (FSDataOutputStream xml = fs.create(written, true)) {
