@@ -1,7 +1,8 @@
 """What `simhash-index clusters` answers, on the evaluation's documents, scored pair by pair against the truth.
 
 The links are the job's: two documents whose v4 fingerprints are within Hamming distance 3 (the same
-fingerprint included), and with ``--min-similarity`` only those whose sketches also reach the floor.  They are
+fingerprint included), and with ``--min-similarity`` those within 8 that share a drawer too (what a verified
+query reads), linked only where their sketches also reach the floor.  They are
 grouped two ways:
 
 - connected components, as the job groups unverified links and verified ones with ``--clustering components``:
@@ -11,8 +12,8 @@ grouped two ways:
   duplicate detection", VLDB 2009): links taken from the most similar down, the first end of a link between
   two unplaced documents becomes a centre and the other its member, and a document later linked to a centre
   joins it.  Every member is then linked to its centre itself, not through a chain.  This is the job's
-  grouping of verified links by default (``--clustering centres``); the job breaks ties of similarity (to four
-  decimals) by the ends' ids, this module by the documents' order.
+  grouping of verified links by default (``--clustering centres``), in the job's order when given the
+  documents' ids: similarities to four decimals, ties by the ends' ids.
 
 A clustering's predicted pairs are every pair of documents in one cluster.
 """
@@ -42,12 +43,22 @@ def components(links: Sequence[Pair] | set[Pair], n: int) -> list[int]:
     return [root(i) for i in range(n)]
 
 
-def centres(scored: Mapping[Pair, float], n: int) -> list[int]:
-    """Each document's cluster (its centre) by CENTER: links from the most similar down (then by index, so the
-    answer does not depend on the mapping's order)."""
+def centres(scored: Mapping[Pair, float], n: int, ids: Sequence[str] | None = None) -> list[int]:
+    """Each document's cluster (its centre) by CENTER: links from the most similar down.  With the documents'
+    ``ids``, in the job's order: similarities at the four decimals it prints, ties by the ends' ids (UTF-8
+    bytes), and the end with the smaller id becomes a centre; without them, ties by index."""
+
+    def order(item: tuple[Pair, float]) -> tuple:
+        (i, j), s = item
+        if ids is None:
+            return (-s, i, j)
+        return (-round(s * 10_000), *sorted((ids[i].encode(), ids[j].encode())))
+
     label = [-1] * n
     is_centre = [False] * n
-    for (i, j), _ in sorted(scored.items(), key=lambda item: (-item[1], item[0])):
+    for (i, j), _ in sorted(scored.items(), key=order):
+        if ids is not None and ids[j].encode() < ids[i].encode():
+            i, j = j, i
         if label[i] < 0 and label[j] < 0:
             label[i] = label[j] = i
             is_centre[i] = True

@@ -315,7 +315,13 @@ def _brute_links(fps: dict[str, int], sketches: dict[str, bytes]) -> dict[frozen
     for doc, fp in fps.items():
         by_fp.setdefault(fp, []).append(doc)
     unique = np.fromiter(by_fp, dtype=np.uint64, count=len(by_fp))
-    pairs = brute_pairs(unique, 3) | {(fp, fp) for fp, docs in by_fp.items() if len(docs) > 1}
+    # A verified query's reach, which verified clusters share: within 8 bits through a shared drawer.
+    reached = {
+        (a, b)
+        for a, b in brute_pairs(unique, VERIFY_MAX_DISTANCE)
+        if not set(drawer_prefixes(a)).isdisjoint(drawer_prefixes(b))
+    }
+    pairs = reached | {(fp, fp) for fp, docs in by_fp.items() if len(docs) > 1}
     links: dict[frozenset[str], float] = {}
     for a, b in pairs:
         for x in by_fp[a]:

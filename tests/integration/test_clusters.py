@@ -35,7 +35,7 @@ from truth import (
 )
 
 from simhash_server.fingerprint.sketch import comparable, similarity
-from simhash_server.index.keys import PAIRS, SEGMENTS, drawer_keys
+from simhash_server.index.keys import PAIRS, SEGMENTS, drawer_keys, drawer_prefixes
 from simhash_server.index.model import Document
 from simhash_server.index.store import IndexStore
 
@@ -297,9 +297,26 @@ def near_sketch(base: bytes, changed: int, rng: random.Random) -> bytes:
     return bytes(values)
 
 
+def flip_in_segments(fp: int, rng: random.Random, bits: int, segments: list[int]) -> int:
+    """fp with ``bits`` distinct random bits flipped, at least one in each of ``segments`` (indexes into
+    SEGMENTS) and none outside them."""
+    positions = [b for i in segments for b in range(64) if _segment_mask(i) >> b & 1]
+    chosen = {rng.choice([b for b in positions if _segment_mask(i) >> b & 1]) for i in segments}
+    chosen |= set(rng.sample(sorted(set(positions) - chosen), bits - len(chosen)))
+    for bit in chosen:
+        fp ^= 1 << bit
+    return fp
+
+
+def shares_a_drawer(a: int, b: int) -> bool:
+    return not {*drawer_prefixes(a)}.isdisjoint(drawer_prefixes(b))
+
+
 def plant_sketched(groups: int, seed: int) -> dict[str, Document]:
     """Near fingerprints with sketches from very similar to not similar (k altered bins: 0..60, the floor
-    at 25), documents sharing a fingerprint, documents without a sketch or with one of the other format."""
+    at 25), documents sharing a fingerprint, documents without a sketch or with one of the other format.
+    Some members are 4-8 bits away: in 3 segments (they share a drawer, so a verified query reads them), or in
+    4 (no drawer shared: nothing reads them)."""
     rng = random.Random(seed)
     out: dict[str, Document] = {}
     for g in range(groups):
@@ -312,7 +329,13 @@ def plant_sketched(groups: int, seed: int) -> dict[str, Document]:
         )
         out[f"v{g}-base"] = Document(f"v{g}-base", fp, base)
         for m in range(rng.randint(1, 5)):
-            near = flip(fp, rng, rng.randint(0, 3))  # 0: the same fingerprint
+            far = rng.random()
+            if far < 0.15:
+                near = flip_in_segments(fp, rng, rng.randint(4, 8), rng.sample(range(len(SEGMENTS)), 3))
+            elif far < 0.25:
+                near = flip_in_segments(fp, rng, rng.randint(4, 8), rng.sample(range(len(SEGMENTS)), 4))
+            else:
+                near = flip(fp, rng, rng.randint(0, 3))  # 0: the same fingerprint
             kind = rng.random()
             if kind < 0.1:
                 sketch = b""  # unverifiable
@@ -327,8 +350,9 @@ def plant_sketched(groups: int, seed: int) -> dict[str, Document]:
 
 
 def test_verified_clusters_link_only_documents_whose_sketches_agree(make_index, hbase, tmp_path: Path) -> None:
-    """Verified, the clusters are stars around a centre by default, and connected components when asked:
-    both runs (about 15 s each) over one index, against brute force."""
+    """Verified, the candidates are a verified query's (within 3, or within 8 sharing a drawer), and the
+    clusters are stars around a centre by default, and connected components when asked: both runs (about
+    15 s each) over one index, against brute force."""
     store: IndexStore = make_index(regions=4)
     documents = plant_sketched(300, seed=7)
     store.index_many(list(documents.values()))
@@ -343,7 +367,8 @@ def test_verified_clusters_link_only_documents_whose_sketches_agree(make_index, 
     for i, a in enumerate(docs):
         for b in docs[i + 1 :]:
             d = (a.fingerprint ^ b.fingerprint).bit_count()
-            if d <= 3 and a.sketch and comparable(a.sketch, b.sketch):
+            reached = d <= 3 or (d <= 8 and shares_a_drawer(a.fingerprint, b.fingerprint))
+            if reached and a.sketch and comparable(a.sketch, b.sketch):
                 s = similarity(a.sketch, b.sketch)
                 if s >= FLOOR:
                     want[frozenset((a.doc_id, b.doc_id))] = (d, s)
@@ -351,6 +376,18 @@ def test_verified_clusters_link_only_documents_whose_sketches_agree(make_index, 
     assert set(got) == set(want)
     assert all(got[k][0] == want[k][0] and abs(got[k][1] - want[k][1]) < 1e-4 for k in want)
     assert any(d == 0 for d, _ in want.values())  # documents of one fingerprint were verified too
+    assert sum(d > 3 for d, _ in want.values()) > 10  # and pairs beyond 3 that share a drawer
+    unread = [
+        (a, b)
+        for i, a in enumerate(docs)
+        for b in docs[i + 1 :]
+        if 3 < (a.fingerprint ^ b.fingerprint).bit_count() <= 8
+        and not shares_a_drawer(a.fingerprint, b.fingerprint)
+        and a.sketch
+        and comparable(a.sketch, b.sketch)
+        and similarity(a.sketch, b.sketch) >= FLOOR
+    ]
+    assert len(unread) > 5  # pairs that would verify, but no drawer reads them: not in got, as want says
     counted = [k for k in want if any(documents[doc].sketch[:1] == b"\x03" for doc in k)]
     assert len(counted) > 20  # containment pairs were compared, and Java scored them as Python does
     assert len(want) > 100

@@ -36,6 +36,16 @@ def test_bad_options_name_the_field(field: str, value: object, named: str) -> No
         options(**{field: value})
 
 
+def test_verified_clusters_reach_as_far_as_a_verified_query() -> None:
+    assert options().max_distance == 3
+    assert options(min_similarity=0.75).max_distance == 8
+    assert options(min_similarity=0.75, max_distance=5).max_distance == 5
+    with pytest.raises(ValueError, match=r"max_distance must be 0\.\.8, got 9"):
+        options(min_similarity=0.75, max_distance=9)
+    with pytest.raises(ValueError, match=r"max_distance must be 0\.\.3, got 4"):
+        options(max_distance=4)
+
+
 def test_verified_clusters_are_centres_unless_asked_and_unverified_ones_components() -> None:
     assert options(min_similarity=0.75).clustering == "centres"
     assert options(min_similarity=0.75, clustering="components").clustering == "components"

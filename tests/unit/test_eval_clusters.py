@@ -29,6 +29,19 @@ def test_a_document_linked_to_a_centre_joins_it_whatever_the_order_given() -> No
     assert centres(scored, 4)[3] == 3  # 3 is linked to a member (1), never to the centre 0
 
 
+def test_given_the_ids_centres_order_as_the_job_does() -> None:
+    # Equal at four decimals, so the ends' ids decide: ("a", "b") before ("b", "z"), and "a" (2) becomes the
+    # centre with "b" (1) its member; by similarity and index, (0, 1) comes first and makes 0 the centre.
+    scored = {(0, 1): 0.90001, (1, 2): 0.9}
+    ids = ["z", "b", "a"]
+    assert centres(scored, 3) == [0, 0, 2]
+    assert centres(scored, 3, ids) == [0, 2, 2]
+    # Index 3 ("y") is the first end of the most similar link, but "b" (2) is the smaller id: the centre.
+    ids = ["z", "a", "b", "y"]
+    assert centres({(3, 2): 1.0, (3, 0): 0.8}, 4) == [3, 1, 3, 3]
+    assert centres({(3, 2): 1.0, (3, 0): 0.8}, 4, ids) == [0, 1, 2, 2]
+
+
 def test_sizes_and_mixed_clusters() -> None:
     labels = [0, 0, 0, 3, 3, 5]
     assert sizes(labels) == [3, 2]

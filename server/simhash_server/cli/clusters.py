@@ -15,10 +15,10 @@ from simhash_server.cli.options import store_config, store_options
 @click.argument("output", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--max-distance",
-    type=click.IntRange(0, 3),
-    default=3,
-    show_default=True,
-    help="Pairs within this Hamming distance are near-duplicates (the drawers find at most 3).",
+    type=click.IntRange(0, 8),
+    help="Pairs of fingerprints within this Hamming distance are candidates: every pair up to 3, and with "
+    "--min-similarity up to 8 among those sharing a drawer, as a verified Query reads them.  "
+    "[default: 3; 8 with --min-similarity]",
 )
 @click.option(
     "--budget",
@@ -78,8 +78,9 @@ def clusters_command(output: Path, **opts: Any) -> None:
 
     \b
     One pass over the drawer table finds every pair of fingerprints within --max-distance (rows sharing a
-    drawer prefix are adjacent); the pairs meet the documents in fp2docs; connected components are found
-    in MapReduce rounds (with --min-similarity, stars around a centre within them).  OUTPUT gets:
+    drawer prefix are adjacent; beyond 3, the pairs that share one); the pairs meet the documents in
+    fp2docs; connected components are found in MapReduce rounds (with --min-similarity, stars around a
+    centre within them).  OUTPUT gets:
       clusters/part-r-*       doc id <TAB> cluster id (the id of the document it keeps, --keep)
       pairs/part-r-*          fingerprint <TAB> fingerprint <TAB> distance (hex); with
                               --min-similarity: doc id <TAB> doc id <TAB> distance <TAB> similarity
@@ -91,7 +92,7 @@ def clusters_command(output: Path, **opts: Any) -> None:
     """
     from simhash_schema import SchemaError
     from simhash_server.bulk.checkpoint import BulkLoadError
-    from simhash_server.clusters.job import ClustersOptions, ClustersStats, run_clusters
+    from simhash_server.clusters.job import MAX_DISTANCE, ClustersOptions, ClustersStats, run_clusters
     from simhash_server.index.errors import StoreError
 
     runner = job_runner(opts)
@@ -128,9 +129,10 @@ def clusters_command(output: Path, **opts: Any) -> None:
     except (SchemaError, StoreError) as exc:
         raise click.ClickException(str(exc)) from exc
     c = stats.counters
+    reach = " sharing a drawer" if (options.max_distance or 0) > MAX_DISTANCE else ""
     click.echo(
         f"{c.get('documents', 0):,} documents at {c.get('fingerprints', 0):,} fingerprints; "
-        f"{c.get('pairs', 0):,} pairs within distance {options.max_distance}; "
+        f"{c.get('pairs', 0):,} pairs within distance {options.max_distance}{reach}; "
         f"{c.get('clusters', 0):,} clusters of {c.get('clustered_documents', 0):,} documents; "
         f"{stats.seconds['total']:.1f} s; see {output / 'summary.json'}"
     )

@@ -1,11 +1,12 @@
 """Near-duplicate clusters of the whole index: MapReduce jobs over the drawer table (server/mapreduce).
 
 The drawer table already holds every pair in order: rows sharing a 5-byte prefix are adjacent, and two
-fingerprints within distance 3 share a prefix.  So one pass over it, comparing within prefix groups, finds
-every pair; the Java half (``ClustersMain``) then meets the pairs with fp2docs, finds the connected
-components in star rounds and labels each document with the document its cluster keeps (``keep``: the
-smallest id, the earliest indexed, or the longest).  This module
-checks the request, runs the job with ``hfile_job.JobRunner`` and writes ``summary.json`` from its counters.
+fingerprints within distance 3 share a prefix. So one pass over it, comparing within prefix groups, finds
+every pair (verifying, also the pairs within 8 that share a prefix: what a verified query reads); the Java
+half (``ClustersMain``) then meets the pairs with fp2docs, finds the connected components in star rounds and
+labels each document with the document its cluster keeps (``keep``: the smallest id, the earliest indexed, or
+the longest). This module checks the request, runs the job with ``hfile_job.JobRunner`` and writes
+``summary.json`` from its counters.
 
 Output directory (local runner; on YARN the same under ``--staging-uri``/output, and the two tables and
 summary.json here; with ``fetch_output`` all of it here too):
@@ -49,10 +50,19 @@ from simhash_schema import index_tables
 from simhash_server.bulk.checkpoint import BulkLoadError
 from simhash_server.bulk.hfile_job import CLUSTERS_CLASS, JobEvent, JobRunner
 from simhash_server.index.config import StoreConfig
+from simhash_server.index.model import MAX_DISTANCE, VERIFY_MAX_DISTANCE
 
-__all__ = ["CLUSTERINGS", "KEEPS", "MAX_DISTANCE", "READS", "ClustersOptions", "ClustersStats", "run_clusters"]
+__all__ = [
+    "CLUSTERINGS",
+    "KEEPS",
+    "MAX_DISTANCE",
+    "READS",
+    "VERIFY_MAX_DISTANCE",
+    "ClustersOptions",
+    "ClustersStats",
+    "run_clusters",
+]
 
-MAX_DISTANCE = 3  # the drawers' pigeonhole guarantee: beyond 3 a pair may share no prefix
 READS = ("scan", "snapshot")
 KEEPS = ("smallest-id", "earliest", "longest")  # which document a cluster keeps, and is named after
 CLUSTERINGS = ("centres", "components")  # verifying: stars around a centre, or any chain of links
@@ -90,7 +100,10 @@ class ClustersOptions:
     store: StoreConfig  # which index (its table prefix), and where its Thrift gateway is for the schema check
     output: Path  # local: the outputs and work/; yarn: the log and summary.json (outputs under staging_uri)
     runner: JobRunner
-    max_distance: int = MAX_DISTANCE
+    # None: the reach of the call that answers the same question for one text.  Unverified, MAX_DISTANCE (the
+    # drawers' pigeonhole guarantee: beyond it a pair may share no prefix); verifying, Deduplicate's
+    # VERIFY_MAX_DISTANCE among fingerprints sharing a drawer, so a cluster links what Deduplicate would find.
+    max_distance: int | None = None
     budget: int = 50_000_000  # comparisons per task: bigger prefix groups are split into tiles
     reducers: int = 2
     keep_work: bool = False
@@ -102,9 +115,14 @@ class ClustersOptions:
     clustering: str | None = None  # CLUSTERINGS; None: centres when verifying, else components
 
     def __post_init__(self) -> None:
-        if not 0 <= self.max_distance <= MAX_DISTANCE:
+        verified = self.min_similarity is not None
+        top = VERIFY_MAX_DISTANCE if verified else MAX_DISTANCE
+        if self.max_distance is None:
+            self.max_distance = top
+        if not 0 <= self.max_distance <= top:
             raise ValueError(
-                f"max_distance must be 0..{MAX_DISTANCE} (the drawers find no more), got {self.max_distance}"
+                f"max_distance must be 0..{top}, got {self.max_distance}: the drawers find every pair within "
+                f"{MAX_DISTANCE}, and with min_similarity those within {VERIFY_MAX_DISTANCE} that share a drawer"
             )
         if not 1_000 <= self.budget <= 10**12:
             raise ValueError(f"budget must be 1,000..10^12 comparisons, got {self.budget:,}")
