@@ -24,6 +24,7 @@ import base64
 import gzip
 import json
 import random
+import re
 import subprocess
 import sys
 import time
@@ -184,6 +185,10 @@ def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanage
     assert f"rejected {len(BAD_LINES)}" in stdout and f"see {uri.rstrip('/')}.rejects" in stderr
     # The driver's second attempt found one node running, remembered by the first attempt's check.
     assert "NodeManagers checked 1 (1 remembered from an earlier load)" in stdout, stdout
+    # The load step holds each table's hand-over, though the driver's lines arrive a poll at a time.
+    step = re.search(r"; generate [\d.]+ s, load ([\d.]+) s", stdout)
+    handed = [float(s) for s in re.findall(r"load (?:drawers|docs|fp2docs) ([\d.]+) s", stdout)]
+    assert step and len(handed) == 3 and float(step.group(1)) >= max(handed) - 0.1, stdout
     assert "not checked" not in stderr
     drivers = [a for a in yarn.applications() if str(a["name"]).startswith("simhash-index hfile-load: driver")]
     last = max(drivers, key=lambda a: str(a["id"]))

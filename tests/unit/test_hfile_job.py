@@ -232,3 +232,32 @@ def test_a_job_process_ends_with_the_process_that_started_it_even_one_killed_out
     while _running(child):
         assert time.monotonic() < deadline, "the child outlived its killed parent"
         time.sleep(0.05)  # between checks of the condition
+
+
+class _Clocks:
+    """time.monotonic and time.time, held still: 100.0 and 1,000,000.0."""
+
+    @staticmethod
+    def monotonic() -> float:
+        return 100.0
+
+    @staticmethod
+    def time() -> float:
+        return 1_000_000.0
+
+
+@pytest.mark.parametrize(
+    ("data", "since", "expected"),
+    [
+        ({}, 90.0, 100.0),  # no time of its own: when it arrived
+        ({"at_ms": 999_997_000}, 90.0, 97.0),  # 3 s before it arrived (relayed a poll late)
+        ({"at_ms": 999_980_000}, 90.0, 90.0),  # before the step began (another clock): the step's start
+        ({"at_ms": 1_000_005_000}, 90.0, 100.0),  # ahead of this clock: when it arrived
+        ({"at_ms": "soon"}, 90.0, 100.0),
+    ],
+)
+def test_a_generated_line_ends_the_step_at_its_own_time(data: dict, since: float, expected: float, monkeypatch) -> None:
+    from simhash_server.bulk import hfile
+
+    monkeypatch.setattr(hfile, "time", _Clocks)
+    assert hfile.event_time(JobEvent("generated", "", data), since) == pytest.approx(expected)

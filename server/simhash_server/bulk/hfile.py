@@ -272,13 +272,15 @@ class _Load:
         step, started = command, time.monotonic()
         for event in self.options.runner.run(command, args, self.options.staging):
             if event.kind == "generated" and loads:  # the same JVM goes on to load: the seconds after are its
-                self._finished(step, started)
-                step, started = "load", time.monotonic()
+                ended = event_time(event, started)
+                self._finished(step, started, ended)
+                step, started = "load", ended
             self._take(event)
         self._finished(step, started)
 
-    def _finished(self, step: str, started: float) -> None:
-        self.stats.seconds[step] = self.stats.seconds.get(step, 0.0) + time.monotonic() - started
+    def _finished(self, step: str, started: float, ended: float | None = None) -> None:
+        ended = time.monotonic() if ended is None else ended
+        self.stats.seconds[step] = self.stats.seconds.get(step, 0.0) + ended - started
         self.manifest.data["seconds"] = dict(self.stats.seconds)
         self.manifest.data[step] = asdict(self.stats)
         self.manifest.save()
@@ -334,6 +336,17 @@ class _Load:
             self.stats.phase = f"loaded {event.phase}"
             self.stats.job_seconds[f"load {event.phase}"] = event.data.get("seconds", 0.0)
         self.report(self.stats)
+
+
+def event_time(event: JobEvent, since: float) -> float:
+    """When ``event`` happened, on this process's monotonic clock: its ``at_ms`` (the job's wall clock) where
+    it has one, kept between ``since`` and now.  A driver in the cluster relays its lines a poll at a time, so
+    a line's arrival can be seconds late, and two steps' ends arrive together."""
+    now = time.monotonic()
+    at_ms = event.data.get("at_ms")
+    if not isinstance(at_ms, int | float):
+        return now
+    return min(now, max(since, now - (time.time() - at_ms / 1000)))
 
 
 def _total_size(sources: list[InputSource]) -> int | None:

@@ -196,7 +196,9 @@ public final class Main extends Configured implements Tool {
         mark.accept(i);
       }
     }
-    out.println("{\"event\": \"generated\"}");
+    // Its time, by this machine's clock: a reader of lines relayed in batches (the cluster driver) ends
+    // the generate step here, not when the batch arrives.
+    out.printf(Locale.ROOT, "{\"event\": \"generated\", \"at_ms\": %d}%n", System.currentTimeMillis());
     // The load in the same JVM: a second one would start, load its classes and connect to HBase again.
     return Boolean.parseBoolean(opts.getOrDefault("then-load", "false")) ? load(opts) : 0;
   }
@@ -250,7 +252,9 @@ public final class Main extends Configured implements Tool {
     Jobs.lightJvm(conf, MRJobConfig.MAP_JAVA_OPTS);
     if (opts.containsKey("env")) { // the Python environment, a PEX, through the distributed cache
       String pex = opts.get("env"); // placed already where the cluster driver runs
-      Path env = named(pex).toUri().getScheme().equals("file") ? SharedFiles.place(conf, new java.io.File(pex)) : new Path(pex);
+      Path env = named(pex).toUri().getScheme().equals("file")
+          ? SharedFiles.place(conf, new java.io.File(pex))
+          : new Path(pex);
       job.addCacheFile(new java.net.URI(env.toUri() + "#" + ParseJob.LINK));
       conf.set(ParseJob.ENV, ParseJob.LINK);
     }
