@@ -8,8 +8,9 @@ import org.apache.hadoop.mapreduce.Mapper;
 
 /**
  * Job 3 of 3: the fp2docs table's HFiles, one column d:&lt;doc id&gt; per document in its fingerprint's row,
- * valued by its sketch, at the timestamp the docs job gave the document.  HBase's own CellSortReducer orders a row's columns; it holds one row's cells in
- * memory, so a fingerprint shared by millions of documents costs heap in proportion (docs/operations.md).
+ * valued by its sketch, at the timestamp the docs job gave the document.  HBase's own CellSortReducer
+ * orders a row's columns; it holds one row's cells in memory, so a fingerprint shared by millions of
+ * documents costs heap in proportion (docs/operations.md).
  */
 final class Fp2docsJob {
   private Fp2docsJob() {}

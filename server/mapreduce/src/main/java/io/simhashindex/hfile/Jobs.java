@@ -154,8 +154,8 @@ final class Jobs {
       return;
     }
     TableMapReduceUtil.addDependencyJars(job);
-    TableMapReduceUtil.addDependencyJarsForClasses(conf, org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec.class,
-        io.airlift.compress.lz4.Lz4Compressor.class);
+    TableMapReduceUtil.addDependencyJarsForClasses(conf,
+        org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec.class, io.airlift.compress.lz4.Lz4Compressor.class);
     SharedFiles.share(job);
   }
 

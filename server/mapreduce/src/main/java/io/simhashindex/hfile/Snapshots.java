@@ -90,7 +90,8 @@ final class Snapshots {
       manifest = TableSnapshotInputFormatImpl.getSnapshotManifest(conf, snapshot, root, root.getFileSystem(conf));
     } catch (IOException e) {
       throw new IOException("snapshot " + snapshot + " is not under the HBase root directory " + root
-          + " this job was given: give the cluster's hbase.rootdir (its hbase-site.xml, or -D hbase.rootdir=URI): " + e.getMessage(), e);
+          + " this job was given: give the cluster's hbase.rootdir (its hbase-site.xml, or -D hbase.rootdir=URI): "
+          + e.getMessage(), e);
     }
     List<String> cuts = new ArrayList<>();
     for (HRegionInfo region : TableSnapshotInputFormatImpl.getRegionInfosFromManifest(manifest)) {
