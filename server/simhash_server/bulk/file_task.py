@@ -32,8 +32,9 @@ import struct
 import sys
 from typing import IO
 
-from simhash_server.bulk.input import COMPRESSIONS, FINGERPRINT_FORMATS, FORMATS, InputSource, Record, Reject
+from simhash_server.bulk.input import COMPRESSIONS, FINGERPRINT_FORMATS, FORMATS, InputSource
 from simhash_server.bulk.normalized import normalized_record, stored_document
+from simhash_server.bulk.records import Record, Reject
 from simhash_server.fingerprint import FINGERPRINT_VERSION, recipe_of
 from simhash_server.fingerprint.versions import short_name
 

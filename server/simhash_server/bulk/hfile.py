@@ -44,8 +44,9 @@ from simhash_schema import index_tables
 from simhash_server.bulk.checkpoint import BulkLoadError
 from simhash_server.bulk.cluster_inputs import ClusterInputs
 from simhash_server.bulk.hfile_job import JobEvent, JobRunner
-from simhash_server.bulk.input import InputSource, Record, Reject
+from simhash_server.bulk.input import InputSource
 from simhash_server.bulk.normalized import NORMALIZED_MAGIC, normalized_record, stored_document
+from simhash_server.bulk.records import Record, Reject
 from simhash_server.index.store import IndexStore, StoreConfig
 
 __all__ = [

@@ -33,7 +33,6 @@ import gzip
 import io
 import json
 import os
-import struct
 import sys
 import time
 from collections.abc import Iterator
@@ -42,6 +41,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from simhash_server.bulk.binary_format import BINARY_MAGIC, BINARY_SKETCH_MAGIC, binary_records, encode_binary
+from simhash_server.bulk.records import Record, Reject
 from simhash_server.fingerprint import FINGERPRINT_VERSION
 from simhash_server.fingerprint.hexform import from_hex
 from simhash_server.index.model import check_doc_id, check_indexed_at, check_sketch
@@ -64,29 +65,8 @@ __all__ = [
 FORMATS = ("tsv", "csv", "jsonl", "bin")
 COMPRESSIONS = ("none", "gzip", "zstd")
 FINGERPRINT_FORMATS = ("auto", "hex", "decimal")
-BINARY_MAGIC = b"SHBULK1\n"
-BINARY_SKETCH_MAGIC = b"SHBULK2\n"  # records carry a sketch
 _SUFFIX_FORMATS = {".tsv": "tsv", ".txt": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".bin": "bin"}
 _SUFFIX_COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
-_BIN_HEADER = struct.Struct(">QH")
-_BIN_SKETCH_HEADER = struct.Struct(">QHH")
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    line: int
-    doc_id: str
-    simhash: int | None  # exactly one of simhash and text
-    text: str | None
-    indexed_at_ms: int | None = None  # when first seen (None: when written)
-    sketch: bytes = b""  # made elsewhere, beside a simhash (a text brings its own)
-
-
-@dataclass(frozen=True, slots=True)
-class Reject:
-    line: int
-    reason: str
-    raw: str
 
 
 def simhash_form(field: str) -> str | None:
@@ -112,21 +92,6 @@ def parse_simhash(field: str, fingerprint_format: str) -> int:
     if number >= 2**64:
         raise ValueError(f"simhash {value} does not fit in 64 bits")
     return number
-
-
-def encode_binary(records: list[tuple[str, int]] | list[tuple[str, int, bytes]]) -> bytes:
-    """The ``bin`` format of (doc_id, simhash) pairs, or of (doc_id, simhash, sketch) triples (``SHBULK2``),
-    header included (for tools and tests)."""
-    with_sketch = any(len(r) == 3 for r in records)
-    out = [BINARY_SKETCH_MAGIC if with_sketch else BINARY_MAGIC]
-    for doc_id, fp, *rest in records:
-        raw = doc_id.encode("utf-8")
-        if with_sketch:
-            sketch = rest[0] if rest else b""
-            out.append(_BIN_SKETCH_HEADER.pack(fp, len(raw), len(sketch)) + raw + sketch)
-        else:
-            out.append(_BIN_HEADER.pack(fp, len(raw)) + raw)
-    return b"".join(out)
 
 
 class _CountingReader(io.RawIOBase):
@@ -251,9 +216,9 @@ class InputSource:
                 yield Reject(0, f"not the bin format: the file starts {magic!r}, not {shown}", ""), len(magic)
                 return
             self.binary_sketches = magic == BINARY_SKETCH_MAGIC
-            yield from _binary_body(stream, number, len(magic), self.binary_sketches, self.fingerprint_version)
+            yield from binary_records(stream, number, len(magic), self.binary_sketches, self.fingerprint_version)
         else:  # resumed past the magic: a checkpoint remembers which it was
-            yield from _binary_body(stream, number, 0, self.binary_sketches, self.fingerprint_version)
+            yield from binary_records(stream, number, 0, self.binary_sketches, self.fingerprint_version)
 
     def _checked_time(self, record: Record) -> Record:
         check_indexed_at(record.indexed_at_ms, int(time.time() * 1000), self.retention_seconds)
@@ -368,38 +333,3 @@ def parse_time(field: str) -> int:
     if when.tzinfo is None:
         raise ValueError(f"indexed_at {field!r} has no UTC offset: add Z or +08:00")
     return round(when.timestamp() * 1000)
-
-
-def _binary_body(
-    stream: IO[bytes], number: int, carry: int, sketches: bool, fingerprint_version: str
-) -> Iterator[tuple[Record | Reject, int]]:
-    header = _BIN_SKETCH_HEADER if sketches else _BIN_HEADER
-    while True:
-        head = stream.read(header.size)
-        if not head:
-            return
-        if len(head) < header.size:
-            yield Reject(number, "truncated record header at the end of the input", head.hex()), carry + len(head)
-            return
-        fp, length, *rest = header.unpack(head)
-        sketch_length = rest[0] if rest else 0
-        raw = stream.read(length)
-        sketch = stream.read(sketch_length) if sketch_length else b""
-        consumed, carry = carry + len(head) + len(raw) + len(sketch), 0
-        if len(raw) < length or len(sketch) < sketch_length:
-            reason = f"truncated record: id of {length} bytes, {len(raw)} left"
-            if sketches:
-                reason = f"truncated record: id of {length} and sketch of {sketch_length} bytes"
-            yield Reject(number, reason, raw.hex()), consumed
-            return
-        try:
-            doc_id = raw.decode("utf-8")
-            check_doc_id(doc_id)
-            if sketch_length:
-                check_sketch(sketch, fingerprint_version)
-        except (UnicodeDecodeError, ValueError) as exc:
-            reason = "doc_id is not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
-            yield Reject(number, reason, raw.hex()), consumed
-        else:
-            yield Record(number, doc_id, fp, None, None, sketch), consumed
-        number += 1

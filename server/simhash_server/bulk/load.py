@@ -39,7 +39,8 @@ from simhash_server.bulk.checkpoint import (
     read_checkpoint,
     write_checkpoint,
 )
-from simhash_server.bulk.input import InputSource, Record, Reject
+from simhash_server.bulk.input import InputSource
+from simhash_server.bulk.records import Record, Reject
 from simhash_server.bulk.workers import Workers
 from simhash_server.index.store import IndexStore, StoreConfig
 
