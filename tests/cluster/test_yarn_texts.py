@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from truth import brute_pairs, centre_clusters, components, digest, read_parts
+from truth import brute_pairs, centre_clusters, components, digest, read_parts, shares_a_drawer
 from yarn_client import CLI, STAGING, YarnClient, cells, replica, task_running, until
 
 from simhash_client import SimHashClient
@@ -321,11 +321,7 @@ def _brute_links(fps: dict[str, int], sketches: dict[str, bytes]) -> dict[frozen
         by_fp.setdefault(fp, []).append(doc)
     unique = np.fromiter(by_fp, dtype=np.uint64, count=len(by_fp))
     # A verified query's reach, which verified clusters share: within 8 bits through a shared drawer.
-    reached = {
-        (a, b)
-        for a, b in brute_pairs(unique, VERIFY_MAX_DISTANCE)
-        if not set(drawer_prefixes(a)).isdisjoint(drawer_prefixes(b))
-    }
+    reached = {(a, b) for a, b in brute_pairs(unique, VERIFY_MAX_DISTANCE) if shares_a_drawer(a, b)}
     pairs = reached | {(fp, fp) for fp, docs in by_fp.items() if len(docs) > 1}
     links: dict[frozenset[str], float] = {}
     for a, b in pairs:

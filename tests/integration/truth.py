@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from simhash_server.index.keys import drawer_prefixes
+
 MASK = (1 << 64) - 1
 HOT_PREFIX_BITS = 26  # segments 0 and 1: drawer flag 0
 TEXTS = [
@@ -97,6 +99,11 @@ def plant(n: int, seed: int, hot: int) -> Planted:
         p.add(name, base)
         base = flip(base, rng, 1)
     return p
+
+
+def shares_a_drawer(a: int, b: int) -> bool:
+    """Whether two fingerprints share a drawer row prefix: a verified query beyond distance 3 reads only those."""
+    return not {*drawer_prefixes(a)}.isdisjoint(drawer_prefixes(b))
 
 
 def brute_pairs(fps: np.ndarray, max_distance: int) -> set[tuple[int, int]]:
