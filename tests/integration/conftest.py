@@ -251,12 +251,24 @@ def client(server, request):
             c.close()
 
 
+def every_thread_stopped(pid: int) -> bool:
+    """Whether each thread of ``pid`` is stopped.  SIGSTOP wakes one thread, which then stops the others: until
+    they are, a thread that a request has already woken (a Thrift worker) can still answer it."""
+    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+        try:
+            state = stat.read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue  # the thread has ended
+        if state not in ("T", "t", "Z", "X"):
+            return False
+    return True
+
+
 @pytest.fixture
-def pause_gateways(hbase):
-    """``with pause_gateways():`` SIGSTOPs the launcher's Thrift gateways: a call that reaches HBase waits
-    until the block ends, whatever the machine's speed (no timing involved)."""
+def pause_gateways(hbase, until):
+    """``with pause_gateways():`` SIGSTOPs the launcher's Thrift gateways and enters once every thread of
+    theirs has stopped: a call that reaches HBase waits until the block ends, whatever the machine's speed."""
     import contextlib
-    import os
     import signal
 
     if hbase.local is None:
@@ -268,6 +280,8 @@ def pause_gateways(hbase):
         for pid in pids:
             os.kill(pid, signal.SIGSTOP)
         try:
+            for pid in pids:
+                until(lambda pid=pid: every_thread_stopped(pid), seconds=30)
             yield
         finally:
             for pid in pids:

@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from observed import calls_ended
 
 from simhash_client import (
     FailedPrecondition,
@@ -195,14 +197,31 @@ def test_deadline_is_honoured(client, ids, pause_gateways) -> None:
         client.get(ids + "anything", timeout=0.5)
 
 
-def test_work_stops_at_the_deadline_and_nothing_is_stored(client, ids) -> None:
+def test_work_stops_at_the_deadline_and_nothing_is_stored(server, client, ids, until) -> None:
     from simhash_client import DeadlineExceeded, NotFound
 
-    # 50 texts of ~96 KB: fingerprinting them takes well over the 50 ms deadline, off the event loop
-    documents = [{"doc_id": f"{ids}late-{i}", "text": f"第{i}篇" + "近似重复" * 8_000} for i in range(50)]
-    with pytest.raises(DeadlineExceeded):
-        client.index_batch(documents, timeout=0.05)
-    time.sleep(1.5)  # long enough for the whole batch, had it gone on
+    # Every worker thread of the server is held, so the batch's fingerprinting (long texts go off the event
+    # loop) cannot start: the deadline passes while the handler waits for it, whatever the machine's speed.
+    started: list[None] = []
+    release = threading.Event()
+
+    def hold() -> None:
+        started.append(None)
+        release.wait()
+
+    documents = [{"doc_id": f"{ids}late-{i}", "text": f"第{i}篇" + "近似重复" * 4_000} for i in range(10)]
+    before = calls_ended("IndexBatch")
+    try:
+        for _ in range(server.config.limits.workers):
+            server._executor.submit(hold)
+        until(lambda: len(started) == server.config.limits.workers)
+        with pytest.raises(DeadlineExceeded):
+            client.index_batch(documents, timeout=0.5)
+        # The server counts a call once its handler has ended; past that, nothing of the call is left to store.
+        until(lambda: sum(calls_ended("IndexBatch").values()) > sum(before.values()))
+    finally:
+        release.set()
+    assert calls_ended("IndexBatch").get("OK", 0) == before.get("OK", 0)
     for document in documents:
         with pytest.raises(NotFound):
             client.get(document["doc_id"])
