@@ -552,7 +552,8 @@ links (fingerprints within distance 3; with `--min-similarity`, the verified que
 within 8 sharing a drawer, whose sketches reach v4's floor), grouped
 into connected components (the job's grouping unverified, and verified with `--clustering components`), and
 into star clusters around a centre (its default grouping when verified, `--clustering centres`; CENTER: a
-document joins a cluster only when it is linked to the centre itself; benchmarks/eval_clusters.py).  A class's
+document joins a cluster only when it is linked to the centre itself, and two stars merge when each centre is
+linked to every member of the other; benchmarks/eval_clusters.py).  A class's
 figure there says whether its two documents end in one cluster; precision and recall are over every pair of
 documents in one cluster; "largest" is the largest cluster against the largest group of copies of one
 article, and "mixed" counts the clusters that hold more than one article.

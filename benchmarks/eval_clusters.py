@@ -11,7 +11,8 @@ grouped two ways:
   web", WebDB 2000; compared in Hassanzadeh et al., "Framework for evaluating clustering algorithms in
   duplicate detection", VLDB 2009): links taken from the most similar down, the first end of a link between
   two unplaced documents becomes a centre and the other its member, and a document later linked to a centre
-  joins it.  Every member is then linked to its centre itself, not through a chain.  This is the job's
+  joins it; then two stars merge when each centre is linked to every member of the other's.  Every member
+  is then linked to its centre itself, not through a chain.  This is the job's
   grouping of verified links by default (``--clustering centres``), in the job's order when given the
   documents' ids: similarities to four decimals, ties by the ends' ids.
 
@@ -44,9 +45,10 @@ def components(links: Sequence[Pair] | set[Pair], n: int) -> list[int]:
 
 
 def centres(scored: Mapping[Pair, float], n: int, ids: Sequence[str] | None = None) -> list[int]:
-    """Each document's cluster (its centre) by CENTER: links from the most similar down.  With the documents'
-    ``ids``, in the job's order: similarities at the four decimals it prints, ties by the ends' ids (UTF-8
-    bytes), and the end with the smaller id becomes a centre; without them, ties by index."""
+    """Each document's cluster (its centre) by CENTER, links from the most similar down, then stars merged
+    that vouch for each other (the job's Center.java).  With the documents' ``ids``, in the job's order:
+    similarities at the four decimals it prints, ties by the ends' ids (UTF-8 bytes), and the end with the
+    smaller id becomes a centre; without them, ties by index."""
 
     def order(item: tuple[Pair, float]) -> tuple:
         (i, j), s = item
@@ -54,11 +56,14 @@ def centres(scored: Mapping[Pair, float], n: int, ids: Sequence[str] | None = No
             return (-s, i, j)
         return (-round(s * 10_000), *sorted((ids[i].encode(), ids[j].encode())))
 
-    label = [-1] * n
-    is_centre = [False] * n
+    ordered = []
     for (i, j), _ in sorted(scored.items(), key=order):
         if ids is not None and ids[j].encode() < ids[i].encode():
             i, j = j, i
+        ordered.append((i, j))
+    label = [-1] * n
+    is_centre = [False] * n
+    for i, j in ordered:
         if label[i] < 0 and label[j] < 0:
             label[i] = label[j] = i
             is_centre[i] = True
@@ -66,7 +71,28 @@ def centres(scored: Mapping[Pair, float], n: int, ids: Sequence[str] | None = No
             label[j] = i
         elif label[i] < 0 and is_centre[j]:
             label[i] = j
+    merge_stars(ordered, label)
     return [c if c >= 0 else k for k, c in enumerate(label)]
+
+
+def merge_stars(ordered: Sequence[Pair], label: list[int]) -> None:
+    """Merge CENTER's stars in place: taking the links between two centres in CENTER's order, the first
+    end's star takes in the other's when each centre is linked to every member of the other star.  CENTER
+    splits an article's copies whenever two of them paired off before a link to the first centre came."""
+    linked = {frozenset(pair) for pair in ordered}
+    members: dict[int, list[int]] = collections.defaultdict(list)
+    for k, c in enumerate(label):
+        if c >= 0:
+            members[c].append(k)
+    for a, b in ordered:
+        if label[a] != a or label[b] != b:
+            continue
+        if all(frozenset((a, m)) in linked for m in members[b]) and all(
+            frozenset((b, m)) in linked for m in members[a]
+        ):
+            for m in members[b]:
+                label[m] = a
+            members[a] += members.pop(b)
 
 
 def pairs_of(labels: Sequence[int]) -> set[Pair]:

@@ -311,7 +311,8 @@ def flip_in_segments(fp: int, rng: random.Random, bits: int, segments: list[int]
 
 def plant_sketched(groups: int, seed: int) -> dict[str, Document]:
     """Near fingerprints with sketches from very similar to not similar (k altered bins: 0..60, the floor
-    at 25), documents sharing a fingerprint, documents without a sketch or with one of the other format.
+    at 25), documents sharing a fingerprint, documents without a sketch or with one of the other format, and
+    groups of two pairs whose stars merge.
     Some members are 4-8 bits away: in 3 segments (they share a drawer, so a verified query reads them), or in
     4 (no drawer shared: nothing reads them)."""
     rng = random.Random(seed)
@@ -341,6 +342,13 @@ def plant_sketched(groups: int, seed: int) -> dict[str, Document]:
             else:
                 sketch = near_sketch(base, rng.choice([0, 3, 12, 24, 25, 26, 40, 60]), rng)
             out[f"v{g}-{m}"] = Document(f"v{g}-{m}", near, sketch)
+    for g in range(groups // 20):
+        # Two pairs of copies at one fingerprint: each pair (similarity 1) makes a star before the links
+        # across (0.95) come, and each centre is linked to both of the other star's documents, so they merge.
+        fp, base = rng.getrandbits(64), bytes([1]) + rng.randbytes(256)
+        edited = near_sketch(base, 12, rng)
+        for name, sketch in (("a", base), ("b", base), ("c", edited), ("d", edited)):
+            out[f"w{g}-{name}"] = Document(f"w{g}-{name}", fp, sketch)
     for i in range(groups * 2):
         out[f"lone-{i}"] = Document(f"lone-{i}", rng.getrandbits(64), bytes([1]) + rng.randbytes(256))
     return out
@@ -383,9 +391,12 @@ def test_verified_clusters_link_only_documents_whose_sketches_agree(make_index, 
     assert len(counted) > 20  # containment pairs were compared, and Java scored them as Python does
     assert len(want) > 100
 
-    stars = centre_clusters((a, b, s) for a, b, _, s in read_parts(output / "pairs"))
+    scored = [(a, b, s) for a, b, _, s in read_parts(output / "pairs")]
+    stars = centre_clusters(scored)
     clusters = {doc: cluster for doc, cluster in read_parts(output / "clusters")}
     assert clusters == stars
+    assert len(set(stars.values())) < len(set(centre_clusters(scored, merge=False).values()))  # stars merged
+    assert all(clusters[f"w{g}-{name}"] == f"w{g}-a" for g in range(300 // 20) for name in "abcd")
     links = [tuple(("doc", doc) for doc in pair) for pair in want]
     expected = components(links, documents)  # type: ignore[arg-type]
     assert len(set(stars.values())) > len(set(expected.values()))  # some chains were cut into stars

@@ -141,17 +141,20 @@ def components(links: Iterable[tuple[Hashable, Hashable]], docs: Iterable[str]) 
     return out
 
 
-def centre_clusters(scored: Iterable[tuple[str, str, str]]) -> dict[str, str]:
+def centre_clusters(scored: Iterable[tuple[str, str, str]], merge: bool = True) -> dict[str, str]:
     """doc -> the smallest doc id (UTF-8 bytes) of its star, by CENTER over the job's verified pairs (doc id,
     doc id, similarity as printed): links from the most similar down, then by the ends' ids; a link between
     two documents in no star makes the smaller id a centre and the other its member, and a document later
-    linked to a centre joins it.  Documents in no star are in no cluster."""
+    linked to a centre joins it.  Then, over the links between two centres in that order, the smaller id's
+    star takes in the other's when each centre is linked to every member of the other star (unless not
+    ``merge``).  Documents in no star are in no cluster."""
     links = []
     for x, y, printed in scored:
         a, b = sorted((x, y), key=str.encode)
         links.append((-round(float(printed) * 10_000), a.encode(), b.encode(), a, b))
+    ordered = [(a, b) for *_, a, b in sorted(links)]
     centre: dict[str, str] = {}
-    for _, _, _, a, b in sorted(links):
+    for a, b in ordered:
         ca, cb = centre.get(a), centre.get(b)
         if ca is None and cb is None:
             centre[a] = centre[b] = a
@@ -162,6 +165,14 @@ def centre_clusters(scored: Iterable[tuple[str, str, str]]) -> dict[str, str]:
     stars: dict[str, list[str]] = {}
     for doc, c in centre.items():
         stars.setdefault(c, []).append(doc)
+    linked = {frozenset(pair) for pair in ordered}
+
+    def vouches(c: str, star: list[str]) -> bool:
+        return all(frozenset((c, m)) in linked for m in star)
+
+    for a, b in ordered if merge else ():
+        if a in stars and b in stars and vouches(a, stars[b]) and vouches(b, stars[a]):
+            stars[a] += stars.pop(b)
     return {doc: min(members, key=str.encode) for members in stars.values() for doc in members}
 
 

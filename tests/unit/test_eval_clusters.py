@@ -42,6 +42,16 @@ def test_given_the_ids_centres_order_as_the_job_does() -> None:
     assert centres({(3, 2): 1.0, (3, 0): 0.8}, 4, ids) == [0, 1, 2, 2]
 
 
+def test_stars_merge_only_when_each_centre_is_linked_to_every_member_of_the_other() -> None:
+    # (0, 1) and (2, 3) pair off first: two stars.  0 and 2 are each linked to both members of the other's
+    # star, so 0's takes in 2's; as the job's Center does.
+    scored = {(0, 1): 0.99, (2, 3): 0.98, (0, 2): 0.9, (0, 3): 0.85, (1, 2): 0.8}
+    assert centres(scored, 4) == [0, 0, 0, 0]
+    # Without (1, 2), 2 is not linked to 1, a member of 0's star: the stars stay apart.
+    del scored[(1, 2)]
+    assert centres(scored, 4) == [0, 0, 2, 2]
+
+
 def test_sizes_and_mixed_clusters() -> None:
     labels = [0, 0, 0, 3, 3, 5]
     assert sizes(labels) == [3, 2]

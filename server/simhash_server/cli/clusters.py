@@ -37,7 +37,8 @@ from simhash_server.cli.options import store_config, store_options
     "--clustering",
     type=click.Choice(["centres", "components"]),
     help="With --min-similarity, how the verified links are grouped: centres, stars around a centre (each "
-    "member verified against its centre itself; CENTER), or components, any chain of links.  Unverified, "
+    "member verified against its centre itself; CENTER, then stars merged whose centres are each linked to "
+    "every member of the other), or components, any chain of links.  Unverified, "
     "clusters are connected components.  [default: centres when verifying]",
 )
 @click.option(

@@ -32,7 +32,8 @@ clusters are of documents: two documents are linked only when their stored sketc
 ``min_similarity`` (as Deduplicate verifies); a document without a comparable sketch joins nothing.  The
 links are then grouped (``clustering``) into stars around a centre (``centres``, the default when verifying:
 every member is linked to its centre itself, so no chain of links joins two documents a reader calls
-different), or into connected components (``components``, the only grouping unverified).  A failed run keeps
+different; two stars merge when each centre is linked to every member of the other), or into connected
+components (``components``, the only grouping unverified).  A failed run keeps
 ``work/``; the same command continues from the last finished step.
 """
 
@@ -90,6 +91,7 @@ _COUNTERS = {
     "documents alone after the join": "documents_alone_after_join",
     "centres": "centres",
     "documents linked to no centre": "documents_linked_to_no_centre",
+    "components too large to merge stars": "components_too_large_to_merge_stars",
     "document pairs below the floor": "document_pairs_below_the_floor",
     "document pairs without comparable sketches": "document_pairs_without_comparable_sketches",
 }

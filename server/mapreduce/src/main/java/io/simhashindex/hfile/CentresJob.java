@@ -2,11 +2,7 @@ package io.simhashindex.hfile;
 
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
@@ -25,15 +21,12 @@ import org.apache.hadoop.mapreduce.lib.output.SequenceFileOutputFormat;
  * Clusters, verifying with {@code --clustering centres}: star clusters around a centre instead of connected
  * components, so that no chain of links puts two documents a reader calls different in one cluster.
  *
- * <p>CENTER (Haveliwala, Gionis and Indyk, "Scalable techniques for clustering the web", WebDB 2000): the
- * links are taken from the most similar down; a link between two documents in no cluster yet makes the
- * first (the smaller id) a centre and the other its member, and a document later linked to a centre joins
- * it.  Every member is linked to its centre itself.  CENTER only looks at links within a component, so it runs
- * per component of the verified links (which the star rounds found): the roots step (a) gives each link its
- * component's root; the centres step (b) sorts each component's links from the most similar down and runs
- * CENTER over them, holding each document of the component in memory (its centre, and that it was seen).
- * Its output is as the star rounds': (member, centre), a centre being its own; the assign and label steps
- * then read it instead.
+ * <p>The stars are CENTER's, then merged where two centres are each linked to every member of the other's
+ * star ({@link Center}).  They only look at links within a component, so they are made per component of the
+ * verified links (which the star rounds found): the roots step (a) gives each link its component's root; the
+ * centres step (b) sorts each component's links from the most similar down and makes its stars, holding the
+ * component's documents and links in memory.  Its output is as the star rounds': (member, centre), a
+ * centre being its own; the assign and label steps then read it instead.
  */
 final class CentresJob {
   static final String KEY = "simhash.clusters.centres"; // true: CENTER; unset: connected components
@@ -120,37 +113,31 @@ final class CentresJob {
     }
   }
 
-  /** (b) CENTER over one component's links, most similar first: (member, centre) for each member. */
+  /** (b) Star clusters over one component's links, most similar first ({@link Center}): (member, centre). */
   static final class Centre extends Reducer<Link, NullWritable, LongWritable, LongWritable> {
     @Override
     protected void reduce(Link key, Iterable<NullWritable> nothing, Context context)
         throws IOException, InterruptedException {
-      Map<Long, Long> centre = new HashMap<>(); // node -> its centre (a centre's is itself)
-      Set<Long> seen = new HashSet<>();
+      Center center = new Center();
       for (NullWritable ignored : nothing) { // the key moves along with the values, in CENTER's order
-        Long a = centre.get(key.a);
-        Long b = centre.get(key.b);
-        seen.add(key.a);
-        seen.add(key.b);
-        if (a == null && b == null) {
-          centre.put(key.a, key.a);
-          centre.put(key.b, key.a);
-        } else if (b == null && a == key.a) {
-          centre.put(key.b, key.a);
-        } else if (a == null && b == key.b) {
-          centre.put(key.a, key.b);
-        }
+        center.add(key.a, key.b);
+      }
+      if (!center.merge()) {
+        context.getCounter(PairsJob.COUNTERS, "components too large to merge stars").increment(1);
       }
       long centres = 0;
-      for (Map.Entry<Long, Long> entry : centre.entrySet()) {
-        if (entry.getKey().equals(entry.getValue())) {
+      long starred = 0;
+      for (int i = 0; i < center.documents(); i++) {
+        int c = center.centreOf(i);
+        if (c == i) {
           centres++;
-        } else {
-          context.write(new LongWritable(entry.getKey()), new LongWritable(entry.getValue()));
+        } else if (c >= 0) {
+          context.write(new LongWritable(center.node(i)), new LongWritable(center.node(c)));
         }
+        starred += c >= 0 ? 1 : 0;
       }
       context.getCounter(PairsJob.COUNTERS, "centres").increment(centres);
-      context.getCounter(PairsJob.COUNTERS, "documents linked to no centre").increment(seen.size() - centre.size());
+      context.getCounter(PairsJob.COUNTERS, "documents linked to no centre").increment(center.documents() - starred);
     }
   }
 }
