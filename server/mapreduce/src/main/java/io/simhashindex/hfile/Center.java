@@ -3,10 +3,8 @@ package io.simhashindex.hfile;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * Star clusters over one component's verified links: CENTER, then stars merged that vouch for each other.
@@ -25,7 +23,7 @@ import java.util.Set;
  * CENTER's stars, so that one reducer's memory stays bounded.
  */
 final class Center {
-  /** How many links of one component the merge holds at most (about 60 bytes each). */
+  /** How many links of one component the merge holds at most (16 bytes each while it merges). */
   static final int MERGE_LINKS = 4_000_000;
 
   private final int mergeLinks;
@@ -34,7 +32,6 @@ final class Center {
   private int[] centre = new int[16]; // by index: its centre's index; a centre's is its own; -1: in no star
   private long[] order = new long[16]; // the links as given: first end's index << 32 | second's
   private int links;
-  private final Set<Long> linked = new HashSet<>(); // the links, either way round
   private boolean tooMany;
 
   Center() {
@@ -68,14 +65,12 @@ final class Center {
     if (links == mergeLinks) {
       tooMany = true;
       order = new long[0];
-      linked.clear();
       return;
     }
     if (links == order.length) {
       order = Arrays.copyOf(order, 2 * links);
     }
     order[links++] = ((long) x << 32) | y;
-    linked.add(key(x, y));
   }
 
   /**
@@ -86,6 +81,11 @@ final class Center {
     if (tooMany) {
       return false;
     }
+    long[] linked = new long[links]; // either way round, sorted: a binary search finds a link
+    for (int n = 0; n < links; n++) {
+      linked[n] = key((int) (order[n] >>> 32), (int) order[n]);
+    }
+    Arrays.sort(linked);
     Map<Integer, List<Integer>> members = new HashMap<>();
     for (int i = 0; i < nodes.size(); i++) {
       if (centre[i] >= 0) {
@@ -100,7 +100,7 @@ final class Center {
       }
       List<Integer> ours = members.get(a);
       List<Integer> theirs = members.get(b);
-      if (linkedToAll(a, theirs) && linkedToAll(b, ours)) {
+      if (linkedToAll(linked, a, theirs) && linkedToAll(linked, b, ours)) {
         for (int m : theirs) {
           centre[m] = a;
         }
@@ -126,9 +126,9 @@ final class Center {
     return centre[i];
   }
 
-  private boolean linkedToAll(int c, List<Integer> star) {
+  private static boolean linkedToAll(long[] linked, int c, List<Integer> star) {
     for (int m : star) {
-      if (!linked.contains(key(c, m))) {
+      if (Arrays.binarySearch(linked, key(c, m)) < 0) {
         return false;
       }
     }
