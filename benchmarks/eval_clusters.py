@@ -61,15 +61,13 @@ def centres(scored: Mapping[Pair, float], n: int, ids: Sequence[str] | None = No
         if ids is not None and ids[j].encode() < ids[i].encode():
             i, j = j, i
         ordered.append((i, j))
-    label = [-1] * n
-    is_centre = [False] * n
+    label = [-1] * n  # a centre's is its own; -1: in no star yet
     for i, j in ordered:
         if label[i] < 0 and label[j] < 0:
             label[i] = label[j] = i
-            is_centre[i] = True
-        elif label[j] < 0 and is_centre[i]:
+        elif label[j] < 0 and label[i] == i:
             label[j] = i
-        elif label[i] < 0 and is_centre[j]:
+        elif label[i] < 0 and label[j] == j:
             label[i] = j
     merge_stars(ordered, label)
     return [c if c >= 0 else k for k, c in enumerate(label)]
@@ -84,12 +82,12 @@ def merge_stars(ordered: Sequence[Pair], label: list[int]) -> None:
     for k, c in enumerate(label):
         if c >= 0:
             members[c].append(k)
+
+    def vouches(c: int, star: list[int]) -> bool:
+        return all(frozenset((c, m)) in linked for m in star)
+
     for a, b in ordered:
-        if label[a] != a or label[b] != b:
-            continue
-        if all(frozenset((a, m)) in linked for m in members[b]) and all(
-            frozenset((b, m)) in linked for m in members[a]
-        ):
+        if label[a] == a and label[b] == b and vouches(a, members[b]) and vouches(b, members[a]):
             for m in members[b]:
                 label[m] = a
             members[a] += members.pop(b)

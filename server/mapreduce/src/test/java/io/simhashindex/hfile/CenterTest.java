@@ -11,6 +11,9 @@ import org.junit.jupiter.api.Test;
 
 /** Star clusters over one component: CENTER's stars, and the merge of stars that vouch for each other. */
 class CenterTest {
+  /** Two pairs that make two stars, then links across by which 1 and 3 each reach all of the other star. */
+  private static final long[][] TWO_PAIRS = {{1, 2}, {3, 4}, {1, 3}, {1, 4}, {2, 3}};
+
   /** node -> its centre, for the documents in a star. */
   private static Map<Long, Long> stars(Center center) {
     Map<Long, Long> out = new HashMap<>();
@@ -51,8 +54,7 @@ class CenterTest {
   @Test
   void starsMergeWhenEachCentreIsLinkedToEveryMemberOfTheOther() {
     // Two pairs pair off first: stars {1,2} and {3,4}; then 1 and 3 are linked to every member of the other.
-    long[][] links = {{1, 2}, {3, 4}, {1, 3}, {1, 4}, {2, 3}};
-    Center center = of(100, links);
+    Center center = of(100, TWO_PAIRS);
     assertTrue(center.merge());
     assertEquals(starsOf(1, 1, 2, 1, 3, 1, 4, 1), stars(center));
   }
@@ -68,8 +70,7 @@ class CenterTest {
 
   @Test
   void aComponentOverTheLimitKeepsCentersStars() {
-    long[][] links = {{1, 2}, {3, 4}, {1, 3}, {1, 4}, {2, 3}};
-    Center center = of(4, links);
+    Center center = of(4, TWO_PAIRS);
     assertFalse(center.merge());
     assertEquals(starsOf(1, 1, 2, 1, 3, 3, 4, 3), stars(center));
     assertThrows(IllegalArgumentException.class, () -> new Center(-1));
