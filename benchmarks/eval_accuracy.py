@@ -7,7 +7,9 @@ P: the same article) or the false-positive rate (classes N: a different article)
 
 - ``v3 k<=3`` / ``v4 k<=3``: the fingerprints alone, Hamming distance at most 3;
 - ``v4 verified``: what a verified ``Query`` answers: candidates within distance 3, or within 8 sharing a
-  drawer (what the index reads), kept where the two sketches' similarity reaches v4's default floor;
+  drawer (what the index reads), of the text's fingerprint or of its parts' (fingerprint/parts.py), kept
+  where the two sketches' similarity reaches v4's default floor; a pair counts when either document, sent,
+  finds the other stored (the parts make the answer depend on which is sent);
 - ``v4 Query, default`` and ``v4 Deduplicate``: the service itself (on unless ``--no-service``): a real HBase
   from the launcher, a ``serve`` process on a v4 index, every first document of a class's pairs indexed by
   text, then each second document sent to ``Query`` and to ``Deduplicate`` with their defaults; a pair
@@ -45,6 +47,7 @@ from pairs import CLASSES, SAME, Pair, half_of_id, make_pairs
 
 from simhash_server.fingerprint import V3, V4, fingerprint, recipe_of
 from simhash_server.fingerprint.normalize import normalize
+from simhash_server.fingerprint.parts import part_fingerprints
 from simhash_server.fingerprint.sketch import similarity
 from simhash_server.fingerprint.tokens import tokenize
 from simhash_server.index.keys import drawer_prefixes
@@ -149,6 +152,7 @@ class Prints:
     v3: np.ndarray
     v4: np.ndarray
     sketches: list[bytes]
+    parts: list[tuple[int, ...]]  # v4's parts: what a verified query of the document also looks up
     package: np.ndarray
     minhash: list
 
@@ -167,6 +171,7 @@ def prints(docs: list[Doc]) -> Prints:
         np.array([fingerprint(d.text, V3).value for d in docs], dtype=np.uint64),
         np.array([f.value for f in v4], dtype=np.uint64),
         [f.sketch for f in v4],
+        [part_fingerprints(d.text, V4, f.value) for d, f in zip(docs, v4, strict=True)],
         np.array([Simhash(d.text).value for d in docs], dtype=np.uint64),
         minhashes,
     )
@@ -180,8 +185,9 @@ def within(fps: np.ndarray, k: int) -> set[tuple[int, int]]:
     return out
 
 
-def drawer_candidates(fps: np.ndarray) -> set[tuple[int, int]]:
-    """Pairs within MAX_DISTANCE, or within VERIFY_MAX_DISTANCE sharing a drawer: what a verified query reads."""
+def drawer_candidates(fps: np.ndarray, parts: list[tuple[int, ...]] | None = None) -> set[tuple[int, int]]:
+    """Pairs within MAX_DISTANCE, or within VERIFY_MAX_DISTANCE sharing a drawer: what a verified query reads;
+    with ``parts``, also the pairs where a part of either document reaches the other's fingerprint so."""
     buckets: dict[bytes, list[int]] = collections.defaultdict(list)
     for i, fp in enumerate(fps):
         for prefix in drawer_prefixes(int(fp)):
@@ -192,6 +198,11 @@ def drawer_candidates(fps: np.ndarray) -> set[tuple[int, int]]:
             for y in range(x + 1, len(members)):
                 i, j = members[x], members[y]
                 if int(fps[i] ^ fps[j]).bit_count() <= VERIFY_MAX_DISTANCE:
+                    out.add((min(i, j), max(i, j)))
+    for i, each in enumerate(parts or ()):
+        for part in each:
+            for j in {j for prefix in drawer_prefixes(part) for j in buckets.get(prefix, ())}:
+                if j != i and (int(fps[j]) ^ part).bit_count() <= VERIFY_MAX_DISTANCE:
                     out.add((min(i, j), max(i, j)))
     return out
 
@@ -232,7 +243,7 @@ def decisions(p: Prints, floors: Iterable[float]) -> dict[str, set[tuple[int, in
         "simhash pkg k<=3": within(p.package, MAX_DISTANCE),
         "datasketch LSH J>=0.8": lsh_pairs(p.minhash),
     }
-    reached = drawer_candidates(p.v4)
+    reached = drawer_candidates(p.v4, p.parts)
     out[REACH] = reached
     scored = {(i, j): similarity(p.sketches[i], p.sketches[j]) for i, j in reached}
     for floor in floors:

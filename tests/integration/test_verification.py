@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from simhash_client import InvalidArgument
-from simhash_server.fingerprint import fingerprint
+from simhash_server.fingerprint import V4, fingerprint
+from simhash_server.fingerprint.parts import part_fingerprints
 from simhash_server.fingerprint.sketch import similarity
+from simhash_server.index.keys import drawer_prefixes
 from simhash_server.index.model import Document
 
 
@@ -108,6 +110,57 @@ def test_a_verified_query_reaches_past_distance_3_through_shared_drawers(server,
     # Beyond distance 3 only a sketch can vouch for a candidate: one without a sketch is not a hit.
     client.index(ids + "far-fp-only", simhash=flip(fp, 5, 6, 7, 8, 9))
     assert ids + "far-fp-only" not in {h.doc_id for h in client.query(text=text, min_similarity=0.0, max_distance=8)}
+
+
+def page_in_template(seed: str) -> tuple[str, str]:
+    """A page of sentence lines, and the page between lines of another site's sentences, whose whole
+    fingerprints no drawer scan of the copy reads but a part of the copy reaches (fingerprint/parts.py): the
+    first such pair of a few seeds, the condition checked here so that the test shows what it means to."""
+    for n in range(50):
+        rng = random.Random(f"{seed}/{n}")
+        lines = ["".join(chr(rng.randrange(0x4E00, 0x5A00)) for _ in range(24)) + "。" for _ in range(40)]
+        around = ["".join(chr(rng.randrange(0x5A00, 0x6800)) for _ in range(24)) + "。" for _ in range(12)]
+        page, copy = "\n".join(lines), "\n".join(around[:6] + lines + around[6:])
+        p, c = fingerprint(page, V4), fingerprint(copy, V4)
+        if not _reached(p.value, c.value) and any(
+            _reached(p.value, part) for part in part_fingerprints(copy, V4, c.value)
+        ):
+            return page, copy
+    raise AssertionError("no page in a template that only a part of the copy reaches")
+
+
+def _reached(stored: int, probe: int) -> bool:
+    shared = set(drawer_prefixes(stored)) & set(drawer_prefixes(probe))
+    return (stored ^ probe).bit_count() <= 8 and bool(shared)
+
+
+def test_a_page_in_a_template_is_found_through_the_parts_of_the_copy(client, ids) -> None:
+    page, copy = page_in_template(ids)
+    distance = (fingerprint(page).value ^ fingerprint(copy).value).bit_count()
+    client.index(ids + "page", text=page)
+    # The fingerprint's answer (min_similarity 0) does not reach the page; the verified one does, at the
+    # distance between the two whole texts, with the similarity of their sketches.
+    assert client.query(text=copy, min_similarity=0) == []
+    expected = similarity(fingerprint(copy, sketch=True).sketch, fingerprint(page, sketch=True).sketch)
+    for hits in (
+        client.query(text=copy),
+        client.query(text=copy, min_similarity=0.75),
+        client.query_batch([{"text": copy}])[0].hits,
+    ):
+        assert [(h.doc_id, h.distance, h.verified) for h in hits] == [(ids + "page", distance, True)]
+        assert hits[0].similarity == pytest.approx(expected)
+    refused = client.deduplicate(ids + "copy", text=copy)
+    assert not refused.stored and [h.doc_id for h in refused.hits] == [ids + "page"]
+    # In a batch the copy is decided as if sent after the page alone: its parts reach the page's fingerprint.
+    batch = client.deduplicate_batch(
+        [{"doc_id": ids + "p2", "text": page + "\n"}, {"doc_id": ids + "c2", "text": copy}]
+    )
+    assert [o.result.stored for o in batch if o.result] == [False, False]
+    # The page is a copy of nothing the batch did not already hold; a fresh page and its copy in one batch:
+    fresh, fresh_copy = page_in_template(ids + "fresh")
+    batch = client.deduplicate_batch([{"doc_id": ids + "f", "text": fresh}, {"doc_id": ids + "fc", "text": fresh_copy}])
+    assert [o.result.stored for o in batch if o.result] == [True, False]
+    assert [h.doc_id for h in batch[1].result.hits] == [ids + "f"]
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from google.rpc import error_details_pb2, status_pb2
 from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_schema import SchemaError, VersionMismatch
 from simhash_server.fingerprint import FINGERPRINT_VERSION, NAMES, V1, VERSIONS, fingerprint
+from simhash_server.fingerprint.parts import part_fingerprints
 from simhash_server.index.errors import (
     CorruptData,
     DeadlineExceeded,
@@ -180,10 +181,21 @@ def test_min_similarity_outside_0_1_is_refused(service, floor: float) -> None:
 
 
 def test_a_query_is_fingerprinted_once_checked(service) -> None:
-    assert service.requests.document_of(service.requests.checked(pb.QueryRequest(simhash=7))) == (7, 0, b"")
+    assert service.requests.document_of(service.requests.checked(pb.QueryRequest(simhash=7))) == (7, 0, b"", ())
     fp = fingerprint("近似重复检测", sketch=True)
     checked = service.requests.checked(pb.QueryRequest(text="近似重复检测"))
-    assert service.requests.document_of(checked) == (fp.value, fp.features, fp.sketch)
+    assert service.requests.document_of(checked) == (fp.value, fp.features, fp.sketch, ())
+
+
+def test_a_verified_text_query_looks_up_its_parts(service) -> None:
+    text = "\n".join(("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"))
+    floor = service.index.recipe.query_floor
+    verified = service.requests.checked(pb.QueryRequest(text=text), default_floor=floor)  # v4's default
+    assert verified.looks_up_parts
+    made = service.requests.document_of(verified, parts=verified.looks_up_parts)
+    assert made.parts == part_fingerprints(text, FINGERPRINT_VERSION, made.fingerprint) != ()
+    for unverified in (pb.QueryRequest(text=text, min_similarity=0), pb.QueryRequest(simhash=made.fingerprint)):
+        assert not service.requests.checked(unverified, default_floor=floor).looks_up_parts
 
 
 def test_a_fingerprint_of_another_version_is_a_precondition_failure(service) -> None:
@@ -246,7 +258,7 @@ def test_texts_are_fingerprinted_with_the_index_recipe(service) -> None:
     service.index.recipe = VERSIONS[V1]  # an index created before v2
     fp = fingerprint("近似重复检测", V1, sketch=True)
     checked = service.requests.checked(pb.QueryRequest(text="近似重复检测"))
-    assert service.requests.document_of(checked) == (fp.value, fp.features, fp.sketch)
+    assert service.requests.document_of(checked) == (fp.value, fp.features, fp.sketch, ())
     assert fp.value != fingerprint("近似重复检测").value
     newer = service.requests.checked(pb.IndexRequest(doc_id="d", simhash=1, fingerprint_version=FINGERPRINT_VERSION))
     with pytest.raises(VersionMismatch, match="differs from the index's"):

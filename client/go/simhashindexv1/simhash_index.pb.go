@@ -874,6 +874,9 @@ type QueryRequest struct {
 	Simhash *uint64 `protobuf:"fixed64,2,opt,name=simhash,proto3,oneof" json:"simhash,omitempty"`
 	// A verified text query: 0..8, 8 when unset (3 when min_similarity is 0); candidates beyond 3 are those
 	// that share a drawer with the query (most at 4, fewer further), and only a sketch can make them hits.
+	// On v4 a verified text query (min_similarity above 0) also takes as candidates the documents so near the
+	// fingerprints of parts of its text (its lines without a tenth or a fifth at each end, its first 60%):
+	// copies inside another template, or only part of the text; each hit's distance is from the text's own.
 	// A fingerprint's query, or a text's on a v1-v3 index without min_similarity: 0..3, 3 when unset.
 	MaxDistance *uint32 `protobuf:"varint,3,opt,name=max_distance,json=maxDistance,proto3,oneof" json:"max_distance,omitempty"`
 	// The most hits to return; 0: the server's default (100), at most its max_limit (10,000).

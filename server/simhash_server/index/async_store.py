@@ -22,6 +22,7 @@ from simhash_server import tracing
 from simhash_server.fingerprint import Recipe
 from simhash_server.index.claims import Claim
 from simhash_server.index.coalesce import AsyncCoalescer
+from simhash_server.index.errors import InvalidArgument
 from simhash_server.index.gc import GcReport, OrphanEstimate, estimate_orphans, last_report
 from simhash_server.index.model import (
     MAX_DISTANCE,
@@ -37,6 +38,8 @@ from simhash_server.index.model import (
     check_query,
     check_verified_query,
     keyed_documents,
+    merged,
+    part_probes,
     ranked,
     verified,
 )
@@ -112,19 +115,36 @@ class AsyncIndexStore:
         other callers."""
         return await self._nearby.submit_each(probes, deadline)
 
+    async def near_with_parts(
+        self, probes: list[Probe], parts: Sequence[tuple[int, ...]], deadline: float | None = None
+    ) -> list[list[Near]]:
+        """``near_each``, where each probe also looks up the fingerprints of its text's parts (the same probe at
+        each): each document once, at its distance from the probe's own fingerprint (model.merged)."""
+        each = iter(
+            await self.near_each(
+                [p for probe, ps in zip(probes, parts, strict=True) for p in part_probes(probe, ps)], deadline
+            )
+        )
+        return [
+            merged(probe.fingerprint, [next(each) for _ in range(1 + len(ps))]) if ps else next(each)
+            for probe, ps in zip(probes, parts, strict=True)
+        ]
+
     async def query_each(self, queries: Sequence[Query], deadline: float | None = None) -> list[Verified]:
         """The answer of each query (below_floor 0 without a floor), all in one batch call: one query, or a
         QueryBatch's."""
-        probes = []
+        probes: list[Probe] = []
         for q in queries:
             check_max_age(q.max_age_ms)
             if q.min_similarity is None:
                 check_query(q.fingerprint, q.max_distance)
+                if q.parts:
+                    raise InvalidArgument("parts", "a query's parts are looked up only with min_similarity")
                 probes.append(Probe(q.fingerprint, q.max_distance, q.limit, q.max_age_ms))
             else:
-                check_verified_query(q.fingerprint, q.sketch, q.min_similarity, q.max_distance)
+                check_verified_query(q.fingerprint, q.sketch, q.min_similarity, q.max_distance, q.parts)
                 probes.append(Probe.verified(q.fingerprint, q.max_distance, q.limit, q.max_age_ms))
-        found = await self.near_each(probes, deadline)
+        found = await self.near_with_parts(probes, [q.parts for q in queries], deadline)
         verifying: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
         if tracing.on() and any(q.min_similarity is not None for q in queries):
             checked = sum(len(near) for q, near in zip(queries, found, strict=True) if q.min_similarity is not None)

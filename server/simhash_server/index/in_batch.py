@@ -3,9 +3,10 @@
 Under the batch's claim (claims.py) every item's query has read what HBase holds.  Item i is then stored
 unless a near-duplicate other than itself is stored: one the query found, or one an earlier item of the batch
 stored.  An earlier item stored under an id replaces what HBase held under that id, as its own Deduplicate
-would have by the time item i was sent.  "Near" is the single call's rule: within the item's distance and
-sharing a drawer (what the drawer scans can return), then verified against the sketch when the item has a
-floor (model.verified), unverified otherwise (model.ranked).
+would have by the time item i was sent.  "Near" is the single call's rule: within the item's distance of, and
+sharing a drawer (what the drawer scans can return) with, its fingerprint or one of its parts' (a verified
+item's), then verified against the sketch when the item has a floor (model.verified), unverified otherwise
+(model.ranked).
 
 An item whose query, asked before the claim, finds a near-duplicate stored under an id no item of the batch
 writes is refused whatever the batch stores (``refused_by_stored``): it is decided without the claim.
@@ -31,6 +32,7 @@ class Item:
     floor: float | None  # None: unverified (a fingerprint without min_similarity)
     indexed_at_ms: int | None = None  # the time it is stored with (None: the batch's)
     max_age_ms: int | None = None  # only documents seen within this long count (None: any)
+    parts: tuple[int, ...] = ()  # with a floor: the fingerprints of the text's parts (fingerprint/parts.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +48,12 @@ def _near_earlier(item: Item, earlier: Item, now_ms: int) -> Near | None:
         and (now_ms if earlier.indexed_at_ms is None else earlier.indexed_at_ms) < now_ms - item.max_age_ms
     ):
         return None  # stored with a time outside the item's window: its query would not have read it
-    distance = (item.fingerprint ^ earlier.fingerprint).bit_count()
-    if distance > item.max_distance:
-        return None
-    if not set(drawer_prefixes(item.fingerprint)) & set(drawer_prefixes(earlier.fingerprint)):
-        return None  # no drawer scan of the item would have returned it
-    return Near(earlier.doc_id, earlier.fingerprint, distance, earlier.sketch)
+    drawers = set(drawer_prefixes(earlier.fingerprint))
+    for fp in (item.fingerprint, *item.parts):  # what its query looks up: the text, then its parts
+        if (fp ^ earlier.fingerprint).bit_count() <= item.max_distance and drawers & set(drawer_prefixes(fp)):
+            distance = (item.fingerprint ^ earlier.fingerprint).bit_count()
+            return Near(earlier.doc_id, earlier.fingerprint, distance, earlier.sketch)
+    return None  # no drawer scan of the item would have returned it
 
 
 def decide_in_order(items: Sequence[Item], found: Sequence[Sequence[Near]], now_ms: int = 0) -> list[Decision]:

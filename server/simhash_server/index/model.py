@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -36,6 +36,8 @@ __all__ = [
     "check_query",
     "check_verified_query",
     "keyed_documents",
+    "merged",
+    "part_probes",
     "ranked",
     "verified",
 ]
@@ -87,7 +89,8 @@ class Probe(NamedTuple):
 
 class Query(NamedTuple):
     """One query of a batch: as ``query`` asks it, or with ``min_similarity`` (and the text's ``sketch``) as
-    ``query_verified`` does."""
+    ``query_verified`` does.  ``parts``: with ``min_similarity``, the fingerprints of parts of the text
+    (fingerprint/parts.py), whose near documents are candidates too."""
 
     fingerprint: int
     max_distance: int
@@ -95,6 +98,7 @@ class Query(NamedTuple):
     max_age_ms: int | None = None
     min_similarity: float | None = None
     sketch: bytes = b""
+    parts: tuple[int, ...] = ()
 
 
 class Near(NamedTuple):
@@ -216,8 +220,12 @@ def check_query(fp: int, max_distance: int) -> None:
     check_max_distance(max_distance)
 
 
-def check_verified_query(fp: int, sketch: bytes, min_similarity: float, max_distance: int) -> None:
+def check_verified_query(
+    fp: int, sketch: bytes, min_similarity: float, max_distance: int, parts: Sequence[int] = ()
+) -> None:
     check_fingerprint(fp)
+    for part in parts:
+        check_fingerprint(part, "parts")
     check_max_distance(max_distance, verified=True)
     check_min_similarity(min_similarity)
     if not readable(sketch):
@@ -239,6 +247,22 @@ def keyed_documents(
 
 
 # -- answers ---------------------------------------------------------------------------------------------
+def part_probes(probe: Probe, parts: Sequence[int]) -> list[Probe]:
+    """The probe of a text's whole fingerprint, then one like it for each of its parts' fingerprints."""
+    return [probe, *(probe._replace(fingerprint=part) for part in parts)]
+
+
+def merged(fp: int, found: Iterable[Iterable[Near]]) -> list[Near]:
+    """What the probes of one text (``part_probes``) found, each document once, at its distance from the
+    whole text's fingerprint ``fp``: a hit's distance is always from the fingerprint the answer reports."""
+    out: dict[tuple[str, int], Near] = {}
+    for near in found:
+        for n in near:
+            if (n.doc_id, n.fingerprint) not in out:
+                out[n.doc_id, n.fingerprint] = n._replace(distance=(n.fingerprint ^ fp).bit_count())
+    return list(out.values())
+
+
 def ranked(near: Iterable[Near], limit: int | None) -> list[Hit]:
     """Hits closest first, then by id."""
     hits = [Hit(doc, candidate, distance) for doc, candidate, distance, _ in near]

@@ -53,6 +53,12 @@ class Request:
     def verified(self) -> bool:
         return self.min_similarity is not None
 
+    @property
+    def looks_up_parts(self) -> bool:
+        """Whether the text's parts add candidates (fingerprint/parts.py): only where a floor above 0 checks
+        them; a floor of 0 asks for the fingerprint's own answer."""
+        return self.text is not None and bool(self.min_similarity)
+
 
 def check_request(
     fields: Mapping[str, Any],

@@ -10,21 +10,32 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_schema import VersionMismatch
 from simhash_server.fingerprint import Recipe, fingerprint
+from simhash_server.fingerprint.parts import part_fingerprints
 from simhash_server.index.errors import DeadlineExceeded, InvalidArgument
 from simhash_server.index.model import Document, Hit, check_doc_id
 from simhash_server.index.request import Request, check_request
 from simhash_server.rpc.limits import Limits
 from simhash_server.rpc.status import item_status
 
-__all__ = ["REFUSED_ALONE", "Requests", "check_deadline", "hit_messages", "milliseconds"]
+__all__ = ["REFUSED_ALONE", "Made", "Requests", "check_deadline", "hit_messages", "milliseconds"]
 
 REFUSED_ALONE = (InvalidArgument, VersionMismatch)  # what a batch item is refused for, in its own outcome
 _TIMES = ("indexed_at", "max_age")
+
+
+class Made(NamedTuple):
+    """What a request's text (or fingerprint) gives: its fingerprint, features, sketch and parts' fingerprints
+    (fingerprint/parts.py; empty unless asked for, and for a fingerprint)."""
+
+    fingerprint: int
+    features: int
+    sketch: bytes
+    parts: tuple[int, ...] = ()
 
 
 class ServedIndex(Protocol):
@@ -105,10 +116,11 @@ class Requests:
             raise exc.renamed(field) from None
         return doc_id
 
-    def document_of(self, request: Request, prefix: str = "", sketch: bool = True) -> tuple[int, int, bytes]:
-        """(fingerprint, features, sketch) of a checked request's text or fingerprint.
+    def document_of(self, request: Request, prefix: str = "", sketch: bool = True, parts: bool = False) -> Made:
+        """The fingerprint, features, sketch and parts of a checked request's text, or its fingerprint.
 
-        The sketch is empty for a fingerprint (it cannot be made without the text) and when not asked for."""
+        The sketch is empty for a fingerprint (it cannot be made without the text) and when not asked for;
+        the parts (what a verified text query also looks up) are empty unless asked for."""
         if request.text is None:
             version = request.fingerprint_version
             if version and version != self.version:
@@ -117,9 +129,10 @@ class Requests:
                     "fingerprints of different recipes do not compare"
                 )
             assert request.fingerprint is not None  # check_request gives exactly one of the two
-            return request.fingerprint, 0, b""
+            return Made(request.fingerprint, 0, b"")
         fp = fingerprint(request.text, self.version, sketch=sketch)
-        return fp.value, fp.features, fp.sketch
+        found = part_fingerprints(request.text, self.version, fp.value) if parts else ()
+        return Made(fp.value, fp.features, fp.sketch, found)
 
     def check_batch_size(self, items: Sequence[Any], field: str) -> None:
         if len(items) > self.limits.max_batch:
@@ -129,15 +142,16 @@ class Requests:
 
     def checked_items(
         self, items: Sequence[Any], field: str, deadline: float | None, **checks: Any
-    ) -> list[tuple[Request, int, int, bytes] | InvalidArgument | VersionMismatch]:
-        """Each batch item checked and fingerprinted (a sketch only where a floor needs it), or why it is
-        refused: by the path of its field (``queries[3].text``)."""
-        out: list[tuple[Request, int, int, bytes] | InvalidArgument | VersionMismatch] = []
+    ) -> list[tuple[Request, Made] | InvalidArgument | VersionMismatch]:
+        """Each batch item checked and fingerprinted (a sketch and parts only where a floor needs them), or why
+        it is refused: by the path of its field (``queries[3].text``)."""
+        out: list[tuple[Request, Made] | InvalidArgument | VersionMismatch] = []
         for n, item in enumerate(items):
             prefix = f"{field}[{n}]."
             try:
                 checked = self.checked(item, prefix=prefix, **checks)
-                out.append((checked, *self.document_of(checked, prefix, sketch=checked.verified)))
+                made = self.document_of(checked, prefix, sketch=checked.verified, parts=checked.looks_up_parts)
+                out.append((checked, made))
             except REFUSED_ALONE as exc:
                 out.append(exc)
             check_deadline(deadline)
@@ -152,7 +166,7 @@ class Requests:
             try:
                 prefix = f"documents[{n}]."
                 checked = self.checked(item, needs_id=True, prefix=prefix)
-                fp, _, sketch = self.document_of(checked, prefix)
+                fp, _, sketch, _ = self.document_of(checked, prefix)
             except InvalidArgument as exc:
                 status = item_status(exc)
                 outcomes.append(pb.IndexOutcome(doc_id=item.doc_id, code=status.code, error=str(exc), status=status))

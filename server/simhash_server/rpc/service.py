@@ -40,7 +40,7 @@ from simhash_server.index.model import (
 from simhash_server.index.request import Request
 from simhash_server.rpc.dedup_order import DedupOrder
 from simhash_server.rpc.limits import Limits
-from simhash_server.rpc.requests import Requests, check_deadline, hit_messages
+from simhash_server.rpc.requests import Made, Requests, check_deadline, hit_messages
 from simhash_server.rpc.status import NotFound, abort, item_status
 
 __all__ = ["SimHashIndexService"]
@@ -109,9 +109,9 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
             return work(*args)
         return await asyncio.get_running_loop().run_in_executor(self._executor, tracing.bound(work), *args)
 
-    async def _fingerprinted(self, request: Request, sketch: bool = True) -> tuple[int, int, bytes]:
+    async def _fingerprinted(self, request: Request, sketch: bool = True, parts: bool = False) -> Made:
         chars = len(request.text) if request.text is not None else 0
-        return await self._off_loop_if_long(chars, self.requests.document_of, request, "", sketch)
+        return await self._off_loop_if_long(chars, self.requests.document_of, request, "", sketch, parts)
 
     async def _query(
         self,
@@ -122,10 +122,12 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         sketch: bytes,
         floor: float | None,
         max_age_ms: int | None = None,
+        parts: tuple[int, ...] = (),
     ) -> tuple[list[Hit], int]:
         """Hits, and how many candidates fell below the floor (0 without one)."""
         self._require_index()
-        answer = (await self.index.query_each([Query(fp, distance, limit, max_age_ms, floor, sketch)], deadline))[0]
+        query = Query(fp, distance, limit, max_age_ms, floor, sketch, parts)
+        answer = (await self.index.query_each([query], deadline))[0]
         self._observe_answer(answer.hits, answer.below_floor, floor is not None)
         tracing.annotate(hits=len(answer.hits), below_similarity=answer.below_floor, verified=floor is not None)
         return answer.hits, answer.below_floor
@@ -147,7 +149,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
     @_rpc
     async def Index(self, request: pb.IndexRequest, deadline: float | None):
         checked = self.requests.checked(request, needs_id=True)
-        fp, features, sketch = await self._fingerprinted(checked)
+        fp, features, sketch, _ = await self._fingerprinted(checked)
         check_deadline(deadline)
         self._require_index()
         await self.index.index_many([Document(request.doc_id, fp, sketch, checked.indexed_at_ms)], deadline)
@@ -167,10 +169,13 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
     @_rpc
     async def Query(self, request: pb.QueryRequest, deadline: float | None):
         checked = self.requests.checked(request, default_floor=self.index.recipe.query_floor)
-        fp, features, sketch = await self._fingerprinted(checked, sketch=checked.verified)  # only a floor needs it
+        # Only a floor needs the sketch, and the parts whose candidates it checks (fingerprint/parts.py).
+        fp, features, sketch, parts = await self._fingerprinted(checked, checked.verified, checked.looks_up_parts)
         check_deadline(deadline)
         floor, max_age = checked.min_similarity, checked.max_age_ms
-        hits, below = await self._query(fp, checked.max_distance, checked.limit, deadline, sketch, floor, max_age)
+        hits, below = await self._query(
+            fp, checked.max_distance, checked.limit, deadline, sketch, floor, max_age, parts
+        )
         return pb.QueryResponse(
             hits=hit_messages(hits, checked.verified), simhash=fp, features=features, below_similarity=below
         )
@@ -186,7 +191,8 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         self._require_index()
         # The batch's queries are answered together (index/nearby.py): one set of drawer scans for all.
         queries = [
-            Query(fp, c.max_distance, c.limit, c.max_age_ms, c.min_similarity, sketch) for c, fp, _, sketch in good
+            Query(m.fingerprint, c.max_distance, c.limit, c.max_age_ms, c.min_similarity, m.sketch, m.parts)
+            for c, m in good
         ]
         answers = iter(await self.index.query_each(queries, deadline) if queries else [])
         outcomes = []
@@ -194,7 +200,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
             if isinstance(item, Exception):
                 outcomes.append(pb.QueryOutcome(status=item_status(item)))
                 continue
-            checked, fp, features, _ = item
+            checked, (fp, features, _, _) = item
             answer = next(answers)
             hits, below = answer.hits, answer.below_floor
             self._observe_answer(hits, below, checked.verified)
@@ -218,17 +224,18 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
             if isinstance(checked_item, Exception):
                 outcomes[n].status.CopyFrom(item_status(checked_item))
                 continue
-            checked, fp, features, sketch = checked_item
+            checked, made = checked_item
             item = Item(
                 request.documents[n].doc_id,
-                fp,
-                sketch,
+                made.fingerprint,
+                made.sketch,
                 checked.max_distance,
                 checked.min_similarity,
                 checked.indexed_at_ms,
                 checked.max_age_ms,
+                made.parts,
             )
-            good.append((n, item, checked.limit, features))
+            good.append((n, item, checked.limit, made.features))
         decisions = await self._decide_in_order([item for _, item, _, _ in good], deadline) if good else []
         for (n, item, limit, features), decision in zip(good, decisions, strict=True):
             response = pb.DeduplicateResponse(
@@ -244,31 +251,38 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
             outcomes=outcomes, stored=stored, duplicates=len(good) - stored, rejected=len(outcomes) - len(good)
         )
 
-    async def _decide_in_order(self, items: list[Item], deadline: float | None) -> list[Decision]:
-        """Each item stored or not, in order, as if sent alone (index/in_batch.py).  Items that duplicate a
-        stored document are refused on a first query; the others are asked again and stored under one claim
-        on all their drawers (index/claims.py): a near-duplicate of any of them, sent to any server, waits
-        until the batch has stored."""
-        self._require_index()
+    async def _near_items(self, items: list[Item], deadline: float | None) -> list[list[Near]]:
+        """The stored documents near each item: its fingerprint's, and its parts' (with a floor only)."""
         probes = [
             Probe(i.fingerprint, i.max_distance, None, i.max_age_ms)
             if i.floor is None
             else Probe.verified(i.fingerprint, i.max_distance, None, i.max_age_ms)
             for i in items
         ]
+        return await self.index.near_with_parts(probes, [i.parts for i in items], deadline)
+
+    async def _decide_in_order(self, items: list[Item], deadline: float | None) -> list[Decision]:
+        """Each item stored or not, in order, as if sent alone (index/in_batch.py).  Items that duplicate a
+        stored document are refused on a first query; the others are asked again and stored under one claim
+        on all their drawers (index/claims.py): a near-duplicate of any of them, sent to any server, waits
+        until the batch has stored."""
+        self._require_index()
         now_ms = int(time.time() * 1000)
         found: list[list[Near]] = [[] for _ in items]
         undecided = list(range(len(items)))
         if self.dedup_order.ask_first():  # items refused by what HBase holds need no claim (refused_by_stored)
-            found = await self.index.near_each(probes, deadline)
+            found = await self._near_items(items, deadline)
             refused = refused_by_stored(items, found, now_ms)
             undecided = [n for n in undecided if not refused[n]]
         if not undecided:
             decisions = decide_in_order(items, found, now_ms)
             self.dedup_order.record(len(items), len(items))
             return decisions
-        async with self.index.claimed([items[n].fingerprint for n in undecided], deadline) as held:
-            asked = await self.index.near_each([probes[n] for n in undecided], deadline)
+        # The claim covers the drawers of every fingerprint an item looks up, its parts' too: a near-duplicate
+        # that one of them reaches shares a drawer with it, so they take turns (index/claims.py).
+        claimed = [fp for n in undecided for fp in (items[n].fingerprint, *items[n].parts)]
+        async with self.index.claimed(claimed, deadline) as held:
+            asked = await self._near_items([items[n] for n in undecided], deadline)
             for n, near in zip(undecided, asked, strict=True):
                 found[n] = near
             decisions = decide_in_order(items, found, now_ms)
@@ -288,7 +302,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         # A text is a duplicate only when verified: at the floor the evaluation chose for this recipe.
         checked = self.requests.checked(request, needs_id=True, default_floor=self.index.recipe.dedup_floor)
         doc_id, floor, limit = request.doc_id, checked.min_similarity, checked.limit
-        fp, features, sketch = await self._fingerprinted(checked)
+        fp, features, sketch, parts = await self._fingerprinted(checked, parts=checked.looks_up_parts)
         check_deadline(deadline)
 
         # The document itself is not its own duplicate: a retry after a stored first attempt stores again
@@ -296,17 +310,18 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         # duplicate: nothing shows it is not one.
         async def ask() -> tuple[list[Hit], int]:
             found, below = await self._query(
-                fp, checked.max_distance, None, deadline, sketch, floor, checked.max_age_ms
+                fp, checked.max_distance, None, deadline, sketch, floor, checked.max_age_ms, parts
             )
             return [h for h in found if h.doc_id != doc_id], below
 
         # A duplicate of a stored document is one whatever other calls do: answered without the claims.  A
         # document with none stored asks again and stores under the drawers' claim, so that of near-duplicates
-        # arriving at once, on any server, exactly one is stored (index/claims.py, docs/dedup.md).
+        # arriving at once, on any server, exactly one is stored (index/claims.py, docs/dedup.md).  The claim
+        # covers the parts' drawers too: a document one of them reaches shares a drawer with it.
         hits, below = await ask() if self.dedup_order.ask_first() else ([], 0)
         stored = False
         if not hits:
-            async with self.index.claimed(fp, deadline) as held:
+            async with self.index.claimed([fp, *parts], deadline) as held:
                 hits, below = await ask()
                 stored = not hits
                 if stored:
