@@ -9,7 +9,7 @@ import random
 import pytest
 
 from simhash_server.fingerprint import V1, V3, V4, V4_NOFOLD, fingerprint, recipe_of
-from simhash_server.fingerprint.parts import part_fingerprints, part_texts
+from simhash_server.fingerprint.parts import part_fingerprints, part_texts, parts_work
 from simhash_server.fingerprint.sketch import similarity
 from simhash_server.index.in_batch import Item, decide_in_order
 from simhash_server.index.keys import drawer_prefixes
@@ -55,6 +55,7 @@ def test_a_cut_that_leaves_nothing_or_is_no_share_is_refused(cut: tuple[float, f
 def test_only_recipes_with_parts_have_part_fingerprints() -> None:
     _page, copy = page_in_template(5)
     assert recipe_of(V4).query_parts and recipe_of(V4_NOFOLD).query_parts
+    assert parts_work(V4) == pytest.approx(2.0) and parts_work(V1) == parts_work(V3) == 0  # texts' worth
     for version in (V1, V3):
         assert part_fingerprints(copy, version, fingerprint(copy, version).value) == ()
     whole = fingerprint(copy, V4).value

@@ -25,6 +25,7 @@ from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
 from simhash_schema import VersionMismatch
 from simhash_server import metrics, tracing
 from simhash_server.fingerprint import fingerprint, short_name
+from simhash_server.fingerprint.parts import parts_work
 from simhash_server.index.async_store import AsyncIndexStore
 from simhash_server.index.errors import DeadlineExceeded, InvalidArgument, Unavailable
 from simhash_server.index.gc import GcReport, OrphanEstimate
@@ -95,23 +96,25 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         if self._open_error is not None:
             raise Unavailable(f"the index is not reachable: {self._open_error}")
 
-    async def _off_loop_if_long(self, chars: int, work: Callable[..., R], *args: object) -> R:
-        """``work(*args)``, which fingerprints ``chars`` characters: in a worker thread when they are more than
-        INLINE_TEXT_CHARS, and in a span of its own while tracing."""
+    async def _off_loop_if_long(self, chars: int, work: Callable[..., R], *args: object, parts: bool = False) -> R:
+        """``work(*args)``, which fingerprints ``chars`` characters (and, with ``parts``, the parts of those
+        texts that verified queries look up: fingerprint/parts.py): in a worker thread when that is more than
+        INLINE_TEXT_CHARS' worth, and in a span of its own while tracing."""
+        weight = 1 + parts_work(self.requests.version) if parts else 1
         if not chars or not tracing.on():
-            return await self._fingerprinting(chars, work, *args)
+            return await self._fingerprinting(round(chars * weight), work, *args)
         attributes = {"simhash.chars": chars, "simhash.fingerprint_version": short_name(self.requests.version)}
         with tracing.span("fingerprint", attributes):
-            return await self._fingerprinting(chars, work, *args)
+            return await self._fingerprinting(round(chars * weight), work, *args)
 
-    async def _fingerprinting(self, chars: int, work: Callable[..., R], *args: object) -> R:
-        if chars <= INLINE_TEXT_CHARS:
+    async def _fingerprinting(self, work_chars: int, work: Callable[..., R], *args: object) -> R:
+        if work_chars <= INLINE_TEXT_CHARS:
             return work(*args)
         return await asyncio.get_running_loop().run_in_executor(self._executor, tracing.bound(work), *args)
 
     async def _fingerprinted(self, request: Request, sketch: bool = True, parts: bool = False) -> Made:
         chars = len(request.text) if request.text is not None else 0
-        return await self._off_loop_if_long(chars, self.requests.document_of, request, "", sketch, parts)
+        return await self._off_loop_if_long(chars, self.requests.document_of, request, "", sketch, parts, parts=parts)
 
     async def _query(
         self,
@@ -186,7 +189,8 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         tracing.annotate(batch_size=len(request.queries))
         chars = sum(len(item.text) for item in request.queries)
         check = functools.partial(self.requests.checked_items, default_floor=self.index.recipe.query_floor)
-        items = await self._off_loop_if_long(chars, check, request.queries, "queries", deadline)
+        # Verified text items are fingerprinted with their parts: counted as if every item were.
+        items = await self._off_loop_if_long(chars, check, request.queries, "queries", deadline, parts=True)
         good = [item for item in items if not isinstance(item, Exception)]
         self._require_index()
         # The batch's queries are answered together (index/nearby.py): one set of drawer scans for all.
@@ -217,7 +221,8 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         chars = sum(len(item.text) for item in request.documents)
         floor = self.index.recipe.dedup_floor
         check = functools.partial(self.requests.checked_items, needs_id=True, default_floor=floor)
-        checked_items = await self._off_loop_if_long(chars, check, request.documents, "documents", deadline)
+        # Verified text items are fingerprinted with their parts: counted as if every item were.
+        checked_items = await self._off_loop_if_long(chars, check, request.documents, "documents", deadline, parts=True)
         outcomes = [pb.DeduplicateOutcome() for _ in checked_items]
         good: list[tuple[int, Item, int | None, int]] = []  # (position, item, limit, features)
         for n, checked_item in enumerate(checked_items):
