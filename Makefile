@@ -193,7 +193,7 @@ soak: install jars $(EVAL_DEPS)
 # Any suite: `make bench-NAME` (or `make bench NAME=...`) runs benchmarks/bench_NAME.py with BENCH_ARGS;
 # benchmarks/README.md lists the suites.  Those in BENCH_ON_RUN_HBASE use make run's HBase; the rest start
 # their own.
-BENCH_ON_RUN_HBASE := query verify grpc overload writers
+BENCH_ON_RUN_HBASE := query verify parts grpc overload writers
 EVAL_DEPS := $(VENV)/.eval
 $(EVAL_DEPS): $(INSTALLED)
 	$(BIN)/pip install -q -e '.[server,test,eval]'
