@@ -552,11 +552,15 @@ rewritten (up to 0.45) almost a copy; the "Jaccard" rows below are only a second
 
 Pairs fall in the tuning or the reporting half by their original; v4's floor was chosen on the tuning half and
 everything below is the reporting half.  Decisions: the fingerprints alone within Hamming distance 3 (`k<=3`);
-a verified `Query` (candidates within 3, or within 8 sharing a drawer, kept where the sketches' similarity
-reaches v4's default floor); `Query` and `Deduplicate` through a real `serve` on a real HBase with their
-defaults (the first document of every pair of a class indexed by text, then the second sent to `Query`, and
-then to `Deduplicate`); the `simhash`
-package; a datasketch MinHash (128 permutations) with MinHashLSH at Jaccard 0.8.
+a verified `Query` (candidates within 3, or within 8 sharing a drawer, of the text's fingerprint or of the
+fingerprints of its parts: its lines without a tenth or a fifth at each end, and its first 60%; kept where the
+sketches' similarity reaches v4's default floor; a pair counts when either document, sent, finds the other);
+`Query` and `Deduplicate` through a real `serve` on a real HBase with their defaults (the first document of
+every pair of a class indexed by text, then the second sent to `Query`, and then to `Deduplicate`); the
+`simhash` package; a datasketch MinHash (128 permutations) with MinHashLSH at Jaccard 0.8.  The parts find a
+copy when the document sent holds more than the one stored: the service rows send the second document, which
+for P5 is the truncated one, so there they stay where the fingerprint alone leaves them, while the verified
+row counts the whole page sent as well.
 
 The clusters rows and table score what `simhash-index clusters` answers over each language's documents: its
 links (fingerprints within distance 3; with `--min-similarity`, the verified query's candidates, within 3 or
@@ -586,17 +590,18 @@ article, and "mixed" counts the clusters that hold more than one article.
   other's size) instead of Jaccard.  An article inside a template scores near 1; an older revision, a page
   quoting a part of another, or two pages of one template stay low.
 
-Where v4 still falls short: two different templates around one page (P1x), truncation (P5), and
-formulaic neighbours (N5, below).  For the first two, the two rows after the decisions say why:
-"candidates" are the pairs a verified query reads at all (within 3, or
-within 8 sharing a drawer), and "sketches alone" scores every evaluation pair as if the drawers had reached
-it.  Where the verified row equals the candidates row and sits below the sketches row, the copies it misses
-are ones whose sketches agree but whose fingerprints are 4 or more bits apart without a shared drawer: what
-would find them is more candidates per query (fingerprints of parts of a document, under other flag values
-of the drawer rows), not a different floor, nor a wider reach (reading candidates within 10-20 bits that
-share a drawer adds at most 0.01 to any class on the tuning half). A fingerprint of each page's first 200
-tokens beside its own would take P5 to 0.72-0.79 and P1x to 0.80-0.92 on the tuning half, for 1.5-1.8 times
-the drawer rows (docs/decisions.md, "v4 keeps one fingerprint per document").
+Where v4 still falls short: two different templates around one page (P1x), a truncated copy sent to an index
+holding the whole page (P5, the service rows), and formulaic neighbours (N5, below).  For the first two, the
+two rows after the decisions say why: "candidates" are the pairs a verified query reads at all (within 3, or
+within 8 sharing a drawer, of the text or of its parts), and "sketches alone" scores every evaluation pair as
+if the drawers had reached it.  Where the verified row equals the candidates row and sits below the sketches
+row, the copies it misses are ones whose sketches agree but whose fingerprints, and those of the sent text's
+parts, are 4 or more bits from the stored one without a shared drawer: what would find them is more
+fingerprints per stored document (of its parts, under other flag values of the drawer rows), not a different
+floor, nor a wider reach (reading candidates within 10-20 bits that share a drawer adds at most 0.01 to any
+class on the tuning half).  A stored fingerprint of each page's first 200 tokens would find the truncated copy
+sent (P5 0.72-0.79 on the tuning half, by simulation before the query's parts), for 1.5-1.8 times the drawer
+rows (docs/decisions.md, "v4 keeps one fingerprint per document").
 The fingerprint alone (`k<=3`) also calls pages of one manual that share their prose boilerplate (a licence,
 a footer of sentences) the same article more often than datasketch's LSH does, which finds a quarter as many
 copies. Their fingerprints are equal, not merely close (at `k<=0` the precision is the same): nearly every bit
