@@ -73,8 +73,8 @@ VERSIONS: dict[str, Recipe] = {
     V1: Recipe(V1, "blend-tfidf", FORMATS[1], 0.9),
     V2: Recipe(V2, "blend-tfidf-321", FORMATS[2], 0.896),
     V3: Recipe(V3, SHINGLES, FORMATS[2], 0.9),
-    V4_NOFOLD: Recipe(V4_NOFOLD, TIERED_GRAMS, FORMATS[3], 0.75, UNFOLDED, 0.75, _V4_PARTS),
-    V4: Recipe(V4, TIERED_GRAMS, FORMATS[3], 0.75, FOLDED, 0.75, _V4_PARTS),
+    V4_NOFOLD: Recipe(V4_NOFOLD, TIERED_GRAMS, FORMATS[3], 0.75, UNFOLDED, query_floor=0.75, query_parts=_V4_PARTS),
+    V4: Recipe(V4, TIERED_GRAMS, FORMATS[3], 0.75, FOLDED, query_floor=0.75, query_parts=_V4_PARTS),
 }
 FINGERPRINT_VERSION = V4  # what new indexes are created with
 # What the command line and the docs call them.

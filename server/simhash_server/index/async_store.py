@@ -120,6 +120,8 @@ class AsyncIndexStore:
     ) -> list[list[Near]]:
         """``near_each``, where each probe also looks up the fingerprints of its text's parts (the same probe at
         each): each document once, at its distance from the probe's own fingerprint (model.merged)."""
+        if not any(parts):  # most calls: nothing to merge
+            return await self.near_each(probes, deadline)
         each = iter(
             await self.near_each(
                 [p for probe, ps in zip(probes, parts, strict=True) for p in part_probes(probe, ps)], deadline
