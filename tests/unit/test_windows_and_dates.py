@@ -14,7 +14,7 @@ from simhash_schema import index_tables
 from simhash_server.index.in_batch import Item, decide_in_order
 from simhash_server.index.model import Probe
 from simhash_server.index.nearby import near_candidates, windows
-from simhash_server.index.scans import ScanPlan
+from simhash_server.index.scans import ScanPlan, since
 
 LATEST = 2**63 - 1
 
@@ -109,3 +109,9 @@ def test_the_command_line_names_a_bad_time_before_calling_anyone() -> None:
     assert line["indexed_at"] == datetime(2026, 11, 24, 8, 0, tzinfo=UTC)
     with pytest.raises(ValueError, match=r'"indexed_at": .* is not a time'):
         _document_line('{"id": "a", "simhash": "00000000000000ff", "indexed_at": "monday"}')
+
+
+def test_a_window_reaching_back_before_1970_reads_every_cell() -> None:
+    # HBase refuses a time range starting below 0; a max_age longer than the epoch's age is "any time".
+    assert since(None) == since(0) == since(-1_796_585_622_000) == {}
+    assert since(5).get("timeRange").minStamp == 5

@@ -79,8 +79,11 @@ def row_keys(
 
 
 def since(min_stamp_ms: int | None) -> dict[str, Any]:
-    """The field limiting a TScan or TGet to cells written at ``min_stamp_ms`` or later (None: no limit)."""
-    if min_stamp_ms is None:
+    """The field limiting a TScan or TGet to cells written at ``min_stamp_ms`` or later (None: no limit).
+
+    A window reaching back before 1970 (a ``max_age`` longer than the epoch's age) holds every cell: no limit,
+    as HBase refuses a time range that starts below 0."""
+    if min_stamp_ms is None or min_stamp_ms <= 0:
         return {}
     return {"timeRange": hbase2().TTimeRange(minStamp=min_stamp_ms, maxStamp=_LATEST)}
 
