@@ -1,10 +1,9 @@
 package io.simhashindex.hfile;
 
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.collections.IntArrayList;
+import org.agrona.collections.Long2LongHashMap;
 
 /**
  * Star clusters over one component's verified links: CENTER, then stars merged that vouch for each other.
@@ -20,16 +19,20 @@ import java.util.Map;
  * star.  Every member is still linked to its centre itself, never through a chain.
  *
  * <p>The merge needs the component's links at hand; a component of more than {@code mergeLinks} links keeps
- * CENTER's stars, so that one reducer's memory stays bounded.
+ * CENTER's stars, so that one reducer's memory stays bounded.  CENTER itself holds every document of the
+ * component, so they are kept in primitive arrays and an open-addressing map (Agrona's, which HBase's server
+ * jars bring): about 55 bytes of heap a document where boxed collections took 100, which is what decides the
+ * largest component a reducer's heap can star (docs/decisions.md).
  */
 final class Center {
   /** How many links of one component the merge holds at most (16 bytes each while it merges). */
   static final int MERGE_LINKS = 4_000_000;
 
   private final int mergeLinks;
-  private final Map<Long, Integer> local = new HashMap<>(); // node -> its index here
-  private final List<Long> nodes = new ArrayList<>();
+  private final Long2LongHashMap local = new Long2LongHashMap(1024, 0.9f, -1); // node -> its index here
+  private long[] nodes = new long[16]; // by index: the node
   private int[] centre = new int[16]; // by index: its centre's index; a centre's is its own; -1: in no star
+  private int count;
   private long[] order = new long[16]; // the links as given: first end's index << 32 | second's
   private int links;
   private boolean tooMany;
@@ -86,10 +89,10 @@ final class Center {
       linked[n] = key((int) (order[n] >>> 32), (int) order[n]);
     }
     Arrays.sort(linked);
-    Map<Integer, List<Integer>> members = new HashMap<>();
-    for (int i = 0; i < nodes.size(); i++) {
+    Int2ObjectHashMap<IntArrayList> members = new Int2ObjectHashMap<>();
+    for (int i = 0; i < count; i++) {
       if (centre[i] >= 0) {
-        members.computeIfAbsent(centre[i], k -> new ArrayList<>()).add(i);
+        members.computeIfAbsent(centre[i], k -> new IntArrayList()).addInt(i);
       }
     }
     for (int n = 0; n < links; n++) {
@@ -98,13 +101,14 @@ final class Center {
       if (centre[a] != a || centre[b] != b) {
         continue; // a merge is of two stars, through their centres
       }
-      List<Integer> ours = members.get(a);
-      List<Integer> theirs = members.get(b);
+      IntArrayList ours = members.get(a);
+      IntArrayList theirs = members.get(b);
       if (linkedToAll(linked, a, theirs) && linkedToAll(linked, b, ours)) {
-        for (int m : theirs) {
+        for (int k = 0; k < theirs.size(); k++) {
+          int m = theirs.getInt(k);
           centre[m] = a;
+          ours.addInt(m);
         }
-        ours.addAll(theirs);
         members.remove(b);
       }
     }
@@ -113,12 +117,12 @@ final class Center {
 
   /** How many documents the links named; each has an index below it. */
   int documents() {
-    return nodes.size();
+    return count;
   }
 
   /** The document of an index. */
   long node(int i) {
-    return nodes.get(i);
+    return nodes[i];
   }
 
   /** The index of the document's centre (its own, for a centre), or -1 when it is in no star. */
@@ -126,9 +130,9 @@ final class Center {
     return centre[i];
   }
 
-  private static boolean linkedToAll(long[] linked, int c, List<Integer> star) {
-    for (int m : star) {
-      if (Arrays.binarySearch(linked, key(c, m)) < 0) {
+  private static boolean linkedToAll(long[] linked, int c, IntArrayList star) {
+    for (int k = 0; k < star.size(); k++) {
+      if (Arrays.binarySearch(linked, key(c, star.getInt(k))) < 0) {
         return false;
       }
     }
@@ -136,16 +140,17 @@ final class Center {
   }
 
   private int index(long node) {
-    Integer known = local.get(node);
-    if (known != null) {
-      return known;
+    long known = local.get(node);
+    if (known >= 0) {
+      return (int) known;
     }
-    int i = nodes.size();
+    int i = count++;
     local.put(node, i);
-    nodes.add(node);
     if (i == centre.length) {
       centre = Arrays.copyOf(centre, 2 * i);
+      nodes = Arrays.copyOf(nodes, 2 * i);
     }
+    nodes[i] = node;
     centre[i] = -1;
     return i;
   }

@@ -138,10 +138,10 @@ final class Jobs {
   }
 
   /**
-   * HBase's jars (and the pure-Java codecs the HFiles and map outputs use) go with a YARN job through the
-   * distributed cache, as HBase's own tools ship them (the cluster needs none installed), each uploaded once
-   * for all jobs.  Under the cluster driver they are on the cluster already: the driver's own class path
-   * ({@link Driver#JARS}), which the jobs get as it is.
+   * HBase's jars (with the pure-Java codecs the HFiles and map outputs use, and Agrona's collections) go with
+   * a YARN job through the distributed cache, as HBase's own tools ship them (the cluster needs none
+   * installed), each uploaded once for all jobs.  Under the cluster driver they are on the cluster already:
+   * the driver's own class path ({@link Driver#JARS}), which the jobs get as it is.
    */
   static void ship(Job job) throws IOException {
     Configuration conf = job.getConfiguration();
@@ -155,7 +155,8 @@ final class Jobs {
     }
     TableMapReduceUtil.addDependencyJars(job);
     TableMapReduceUtil.addDependencyJarsForClasses(conf,
-        org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec.class, io.airlift.compress.lz4.Lz4Compressor.class);
+        org.apache.hadoop.hbase.io.compress.aircompressor.Lz4Codec.class, io.airlift.compress.lz4.Lz4Compressor.class,
+        org.agrona.collections.Long2LongHashMap.class); // Center's collections
     SharedFiles.share(job);
   }
 
