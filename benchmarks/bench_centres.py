@@ -3,12 +3,12 @@
 `clusters --min-similarity` makes its star clusters per component of the verified links, in one reduce call
 that holds the component's documents (server/mapreduce's Center.java).  A component too large for the
 reducer's heap fails the task, so this is the figure a data team sizes `mapreduce.reduce.memory.mb` by.
-For each heap (-Xmx, as `mapreduce.reduce.java.opts` sets it; Hadoop's default reduce container of 1,024 MB
-gives 820 MB), it finds the largest component that completes, to within --step documents, by bisection over
-fresh JVMs running benchmarks/java's CenterCapacity (each document linked to an earlier one at random), and
-times a component of --documents documents.  It prints each heap's largest component and the ratio between
-the heaps, side by side.  No HBase, no Hadoop: the step's own class, with the serial collector the job's
-tasks run.
+For each heap (-Xmx, as `mapreduce.reduce.java.opts` sets it; Hadoop 3 gives its default reduce container of
+1,024 MB an 820 MB heap), it finds the largest component that completes, to within --step documents, by
+bisection over fresh JVMs running benchmarks/java's CenterCapacity (each document linked to an earlier one at
+random), and times a component of --documents documents. It prints each heap's largest component and the ratio
+between the heaps, side by side. No HBase, no Hadoop: the step's own class, with the serial collector the
+job's tasks run.
 
     make bench-centres           # or: .venv/bin/python benchmarks/bench_centres.py
 """
