@@ -174,7 +174,7 @@ seen_option = click.option(
 @similarity_option
 @age_option
 def query(target: str, timeout: float, text, text_file, simhash, max_distance, limit, min_similarity, max_age) -> None:
-    """Print the stored near-duplicates of a text or fingerprint, closest first."""
+    """Print the stored near-duplicates of a text or fingerprint, most similar (verified) or closest first."""
     content = _content(text, text_file, simhash)
     with _client(target, timeout) as client:
         hits = client.query(

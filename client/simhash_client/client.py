@@ -131,7 +131,7 @@ class SimHashClient(Connection):
         max_age: Age | None = None,
         timeout: float | None = None,
     ) -> list[Hit]:
-        """Stored near-duplicates of a text or fingerprint, closest first.
+        """Stored near-duplicates of a text or fingerprint: verified, the most similar first; else the closest.
 
         A text's candidates are checked against their stored sketches and kept if the estimated similarity
         reaches ``min_similarity``, by default the index's floor (v4: 0.75; a v1-v3 index answers with the

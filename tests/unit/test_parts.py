@@ -13,7 +13,7 @@ from simhash_server.fingerprint.parts import part_fingerprints, part_texts, part
 from simhash_server.fingerprint.sketch import similarity
 from simhash_server.index.in_batch import Item, decide_in_order
 from simhash_server.index.keys import drawer_prefixes
-from simhash_server.index.model import Near, Probe, merged, part_probes
+from simhash_server.index.model import Near, Probe, merged, part_probes, verified
 
 
 def _sentence(rng: random.Random, base: int) -> str:
@@ -95,3 +95,23 @@ def test_a_batch_item_names_an_earlier_page_its_parts_reach() -> None:
     assert [d.stored for d in decisions] == [True, False]
     (hit,) = decisions[1].hits
     assert hit.doc_id == "page" and hit.distance == (p.value ^ c.value).bit_count() and hit.similarity is not None
+
+
+def test_a_copy_a_part_found_far_away_comes_before_nearer_pages_the_sketch_rates_lower() -> None:
+    page, copy = page_in_template(5)
+    rng = random.Random(9)
+    other = "\n".join(_sentence(rng, 0x4E00) for _ in range(40))
+    neighbour = "\n".join(page.splitlines()[:24] + other.splitlines()[24:])  # shares 60% of the page's lines
+    sent = fingerprint(copy, V4, sketch=True)
+    far = fingerprint(page, V4, sketch=True)
+    near = fingerprint(neighbour, V4, sketch=True)
+    candidates = [
+        Near("unchecked", sent.value ^ 1, 1, b""),
+        Near("neighbour", sent.value ^ 3, 2, near.sketch),
+        Near("page", far.value, (far.value ^ sent.value).bit_count(), far.sketch),
+    ]
+    rates = {n.doc_id: similarity(sent.sketch, n.sketch) for n in candidates[1:]}
+    assert rates["page"] > rates["neighbour"] >= 0.3 and candidates[2].distance > 3  # the case this is about
+    answer = verified(candidates, sent.sketch, 0.3, None)
+    assert [h.doc_id for h in answer.hits] == ["page", "neighbour", "unchecked"]
+    assert [h.doc_id for h in verified(candidates, sent.sketch, 0.3, 1).hits] == ["page"]

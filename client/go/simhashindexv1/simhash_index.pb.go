@@ -1060,7 +1060,9 @@ func (x *Hit) GetVerification() Verification {
 // The documents near the query.
 type QueryResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Closest first; among equals the most similar first, then by doc_id.
+	// Verified (a text's answer): the most similar first, then the closest, then by doc_id; hits that could not
+	// be checked (no stored sketch of the query's recipe) after those.  Unverified (a fingerprint's, or
+	// min_similarity 0): the closest first, then by doc_id.
 	Hits []*Hit `protobuf:"bytes,1,rep,name=hits,proto3" json:"hits,omitempty"`
 	// The query's fingerprint.
 	Simhash uint64 `protobuf:"fixed64,2,opt,name=simhash,proto3" json:"simhash,omitempty"`

@@ -63,7 +63,7 @@ type SimHashIndexClient interface {
 	// answers as sending the items one by one, and atomic across servers as Deduplicate is.  A bad item is
 	// refused alone, in its outcome's status.  Safe to retry.
 	DeduplicateBatch(ctx context.Context, in *DeduplicateBatchRequest, opts ...grpc.CallOption) (*DeduplicateBatchResponse, error)
-	// Stored documents near a text or fingerprint, closest first.  A text's candidates (within up to 8) are
+	// Stored documents near a text or fingerprint.  A text's candidates (within up to 8) are
 	// checked against their stored sketches, at the index recipe's own floor unless min_similarity says
 	// otherwise (0: every candidate within max_distance, the fingerprint's own answer); a fingerprint's are
 	// those within max_distance (0..3).
@@ -211,7 +211,7 @@ type SimHashIndexServer interface {
 	// answers as sending the items one by one, and atomic across servers as Deduplicate is.  A bad item is
 	// refused alone, in its outcome's status.  Safe to retry.
 	DeduplicateBatch(context.Context, *DeduplicateBatchRequest) (*DeduplicateBatchResponse, error)
-	// Stored documents near a text or fingerprint, closest first.  A text's candidates (within up to 8) are
+	// Stored documents near a text or fingerprint.  A text's candidates (within up to 8) are
 	// checked against their stored sketches, at the index recipe's own floor unless min_similarity says
 	// otherwise (0: every candidate within max_distance, the fingerprint's own answer); a fingerprint's are
 	// those within max_distance (0..3).

@@ -137,7 +137,7 @@ class SimHashIndexServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Query(self, request, context):
-        """Stored documents near a text or fingerprint, closest first.  A text's candidates (within up to 8) are
+        """Stored documents near a text or fingerprint.  A text's candidates (within up to 8) are
         checked against their stored sketches, at the index recipe's own floor unless min_similarity says
         otherwise (0: every candidate within max_distance, the fingerprint's own answer); a fingerprint's are
         those within max_distance (0..3).

@@ -37,7 +37,7 @@ class Item:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    hits: list[Hit]  # near-duplicates, closest first; never the item's own id
+    hits: list[Hit]  # near-duplicates in the answer's order (model.ranked, model.verified); never the item's own id
     below_floor: int  # candidates the sketch put below the floor
     stored: bool
 

@@ -276,7 +276,12 @@ def verified(near: Iterable[Near], sketch: bytes, min_similarity: float, limit: 
     A candidate is a hit when its estimated similarity reaches ``min_similarity``.  One without a sketch of
     the query's format (indexed by fingerprint only) cannot be checked: within MAX_DISTANCE it is a hit with
     ``similarity`` None, so nothing the unverified query would answer disappears unexplained; beyond it,
-    where only a sketch could vouch for it, it is left out.  Closest first, then most similar, then by id.
+    where only a sketch could vouch for it, it is left out.
+
+    Most similar first, then closest, then by id; the unchecked hits after the checked ones, closest first.
+    Similarity ranks before distance because a copy found through a part of the text (parts.py) can lie far
+    from the text's fingerprint: ranked by distance, a small ``limit`` would cut it for nearer pages the
+    sketch rates lower.
     """
     from simhash_server.fingerprint.sketch import similarity  # numpy's: only where a query is verified
 
@@ -291,5 +296,5 @@ def verified(near: Iterable[Near], sketch: bytes, min_similarity: float, limit: 
             hits.append(Hit(doc, candidate, distance, estimate))
         else:
             below += 1
-    hits.sort(key=lambda h: (h.distance, -(h.similarity or 0.0), h.doc_id))
+    hits.sort(key=lambda h: (h.similarity is None, -(h.similarity or 0.0), h.distance, h.doc_id))
     return Verified(hits if limit is None else hits[:limit], below)
