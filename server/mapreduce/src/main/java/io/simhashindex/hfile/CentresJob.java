@@ -1,13 +1,13 @@
 package io.simhashindex.hfile;
 
 import java.io.IOException;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Locale;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.NullWritable;
+import org.apache.hadoop.mapreduce.Counter;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
@@ -54,8 +54,11 @@ final class CentresJob {
         MultipleInputs.addInputPath(job, links, SequenceFileInputFormat.class, Ends.class);
       }
     }
-    job.setMapOutputKeyClass(LongWritable.class);
+    job.setMapOutputKeyClass(NodeKey.class);
     job.setMapOutputValueClass(Link.class);
+    job.setPartitionerClass(NodeKey.NodePartitioner.class);
+    job.setSortComparatorClass(NodeKey.Comparator.class);
+    job.setGroupingComparatorClass(NodeKey.ByNode.class);
     job.setReducerClass(Rooted.class);
     job.setOutputKeyClass(Link.class);
     job.setOutputValueClass(NullWritable.class);
@@ -76,40 +79,79 @@ final class CentresJob {
   }
 
   /** (a) A verified link, to its first end. */
-  static final class Ends extends Mapper<Link, NullWritable, LongWritable, Link> {
+  static final class Ends extends Mapper<Link, NullWritable, NodeKey, Link> {
+    private final NodeKey key = new NodeKey();
+
     @Override
     protected void map(Link link, NullWritable nothing, Context context) throws IOException, InterruptedException {
-      context.write(new LongWritable(link.a), link);
+      key.node = link.a;
+      context.write(key, link);
     }
   }
 
   /** (a) A star edge (leaf, root) of the last round: the leaf's root. */
-  static final class Roots extends Mapper<LongWritable, LongWritable, LongWritable, Link> {
+  static final class Roots extends Mapper<LongWritable, LongWritable, NodeKey, Link> {
+    private final NodeKey key = new NodeKey(0, NodeKey.ROOT);
+
     @Override
     protected void map(LongWritable leaf, LongWritable root, Context context)
         throws IOException, InterruptedException {
-      context.write(leaf, Link.rootOf(root.get()));
+      key.node = leaf.get();
+      context.write(key, Link.rootOf(root.get()));
     }
   }
 
-  /** (a) A node's links, each with the node's root (a node that is no leaf is its component's root). */
-  static final class Rooted extends Reducer<LongWritable, Link, Link, NullWritable> {
+  /**
+   * (a) A node's links, each with the node's root (a node that is no leaf is its component's root).  The
+   * root's record comes first ({@link NodeKey}), so the links stream through.
+   */
+  static final class Rooted extends Reducer<NodeKey, Link, Link, NullWritable> {
     @Override
-    protected void reduce(LongWritable node, Iterable<Link> values, Context context)
+    protected void reduce(NodeKey key, Iterable<Link> values, Context context)
         throws IOException, InterruptedException {
-      long root = node.get();
-      List<Link> links = new ArrayList<>();
+      long node = key.node; // the key object moves along with the values: its node stays, its kind changes
+      long root = node;
+      boolean linked = false;
       for (Link value : values) {
         if (value.kind == Link.ROOT) {
+          if (linked) {
+            throw new IOException("node " + node + ": its root came after its links (the roots step's sort)");
+          }
           root = value.root;
         } else {
-          links.add(value.copy()); // Hadoop reuses the value object
+          linked = true;
+          value.root = root;
+          context.write(value, NullWritable.get());
         }
       }
-      for (Link link : links) {
-        link.root = root;
-        context.write(link, NullWritable.get());
+    }
+  }
+
+  /**
+   * (b) One component's stars: its links in CENTER's order ({@code key} moves along with {@code links}), then
+   * the merge; {@code unmerged} counts a component too large to merge.  A component too large for the heap
+   * fails its task with an IOException naming it and how to give the reducers more, not a bare
+   * OutOfMemoryError.
+   */
+  static Center stars(Link key, Iterable<?> links, Counter unmerged) throws IOException {
+    long root = key.root;
+    Center center = new Center();
+    try {
+      for (Object ignored : links) {
+        center.add(key.a, key.b);
       }
+      if (!center.merge()) {
+        unmerged.increment(1);
+      }
+      return center;
+    } catch (OutOfMemoryError e) {
+      int documents = center.documents();
+      center = null; // what the component took can be collected before the message is made
+      throw new IOException(String.format(Locale.ROOT, "the component of root node %d did not fit this reducer's"
+          + " heap (%d MB) after %d of its documents: give the reducers more memory (-D"
+          + " mapreduce.reduce.memory.mb=... -D mapreduce.reduce.java.opts=-Xmx..., about 55 bytes a document;"
+          + " docs/loading.md), or cluster with --clustering components", root,
+          Runtime.getRuntime().maxMemory() >> 20, documents), e);
     }
   }
 
@@ -118,13 +160,8 @@ final class CentresJob {
     @Override
     protected void reduce(Link key, Iterable<NullWritable> nothing, Context context)
         throws IOException, InterruptedException {
-      Center center = new Center();
-      for (NullWritable ignored : nothing) { // the key moves along with the values, in CENTER's order
-        center.add(key.a, key.b);
-      }
-      if (!center.merge()) {
-        context.getCounter(PairsJob.COUNTERS, "components too large to merge stars").increment(1);
-      }
+      Center center = stars(key, nothing,
+          context.getCounter(PairsJob.COUNTERS, "components too large to merge stars"));
       long centres = 0;
       long starred = 0;
       for (int i = 0; i < center.documents(); i++) {

@@ -53,18 +53,6 @@ public final class Link implements WritableComparable<Link> {
     return (int) Math.round(similarity * 10_000);
   }
 
-  Link copy() {
-    Link link = new Link();
-    link.kind = kind;
-    link.root = root;
-    link.score = score;
-    link.a = a;
-    link.b = b;
-    link.aId = aId.clone();
-    link.bId = bId.clone();
-    return link;
-  }
-
   @Override
   public void write(DataOutput out) throws IOException {
     out.writeByte(kind);
