@@ -222,7 +222,7 @@ public final class ClustersMain extends Configured implements Tool {
   private void join(Configuration conf, String fp2docs, Path work, Path pairs, Path tiles, Path output)
       throws Exception {
     Job job = job(conf, "join (" + fp2docs + ")", output);
-    Scan scan = scan(Keep.of(conf).readsSketches());
+    Scan scan = scan(false); // keys: the members' sketches are fetched in the reducers, for them only
     Class<? extends InputFormat> table = TableInputFormat.class;
     if (restore == null) {
       TableMapReduceUtil.initTableMapperJob(fp2docs, scan, JoinJob.Documents.class, LongWritable.class,

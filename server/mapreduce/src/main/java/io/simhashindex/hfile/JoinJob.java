@@ -98,6 +98,7 @@ final class JoinJob {
     private MultipleOutputs<FpPair, Node> sides;
     private double floor;
     private boolean centres;
+    private boolean ranksBySketch; // --keep longest: the members' sketches rank them, verifying or not
     private Connection connection;
     private Table fp2docs;
     private long next; // the next node id
@@ -124,7 +125,8 @@ final class JoinJob {
       sides = new MultipleOutputs<>(context);
       floor = floor(conf);
       centres = CentresJob.wanted(conf);
-      if (floor >= 0) {
+      ranksBySketch = Keep.of(conf).ranksBySketch();
+      if (floor >= 0 || ranksBySketch) {
         connection = ConnectionFactory.createConnection(conf);
         fp2docs = connection.getTable(TableName.valueOf(conf.get(TableInputFormat.INPUT_TABLE)));
         next = (long) context.getTaskAttemptID().getTaskID().getId() << TASK_SHIFT;
@@ -159,7 +161,7 @@ final class JoinJob {
       }
       context.getCounter(PairsJob.COUNTERS, "members").increment(1);
       Member member = new Member(fp.get(), docs, Arrays.copyOf(peers, n), Arrays.copyOf(distances, n));
-      if (floor < 0) {
+      if (floor < 0 && !ranksBySketch) {
         write(member, context);
         return;
       }
@@ -169,7 +171,7 @@ final class JoinJob {
       }
     }
 
-    /** Verifying: the batch's sketches, one multi-get, then each member written. */
+    /** Verifying or ranking by sketch: the batch's sketches, one multi-get, then each member written. */
     private void flush(Context context) throws IOException, InterruptedException {
       List<Get> gets = new ArrayList<>(batch.size());
       for (Member member : batch) {
@@ -178,12 +180,19 @@ final class JoinJob {
       Result[] rows = fp2docs.get(gets);
       for (int m = 0; m < batch.size(); m++) {
         Node docs = batch.get(m).docs;
-        docs.nodes = new long[docs.docs.length];
-        docs.sketches = new byte[docs.docs.length][];
+        if (floor >= 0) {
+          docs.nodes = new long[docs.docs.length];
+          docs.sketches = new byte[docs.docs.length][];
+        }
         for (int i = 0; i < docs.docs.length; i++) {
           byte[] sketch = rows[m].getValue(Codec.FAMILY, docs.docs[i]);
-          docs.sketches[i] = sketch == null ? Codec.EMPTY : sketch; // deleted since the scan: unverifiable
-          docs.nodes[i] = next++;
+          if (ranksBySketch) {
+            docs.ranks[i] = Keep.longest(sketch);
+          }
+          if (floor >= 0) {
+            docs.sketches[i] = sketch == null ? Codec.EMPTY : sketch; // deleted since the scan: unverifiable
+            docs.nodes[i] = next++;
+          }
         }
         write(batch.get(m), context);
       }

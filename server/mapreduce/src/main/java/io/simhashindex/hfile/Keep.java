@@ -3,7 +3,6 @@ package io.simhashindex.hfile;
 import java.util.Locale;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.Cell;
-import org.apache.hadoop.hbase.CellUtil;
 
 /**
  * Which document a cluster keeps, and so names it (--keep): the smallest id, the earliest indexed (the
@@ -41,21 +40,25 @@ enum Keep {
     return this != SMALLEST_ID;
   }
 
-  /** Whether the fp2docs scan must read the cells' values (the sketches), not their keys alone. */
-  boolean readsSketches() {
+  /**
+   * Whether a document's rank comes from its sketch.  The join's scan of fp2docs reads keys (and their
+   * timestamps) alone, so the sketches are fetched for the member fingerprints only, as verifying does.
+   */
+  boolean ranksBySketch() {
     return this == LONGEST;
   }
 
-  /** A document's rank from its fp2docs cell. */
+  /** A document's rank from its fp2docs cell's key; 0 under a rule that ranks by sketch ({@link #longest}). */
   long rank(Cell cell) {
-    switch (this) {
-      case EARLIEST:
-        return cell.getTimestamp();
-      case LONGEST:
-        long shingles = Sketches.shingles(CellUtil.cloneValue(cell));
-        return shingles < 0 ? Long.MAX_VALUE : -shingles;
-      default:
-        return 0;
-    }
+    return this == EARLIEST ? cell.getTimestamp() : 0;
+  }
+
+  /**
+   * The longest rule's rank of a document from its sketch: minus the distinct shingles it counts.  A sketch
+   * that counts none, or none at all (the document deleted since the scan), comes after every one that does.
+   */
+  static long longest(byte[] sketch) {
+    long shingles = sketch == null ? -1 : Sketches.shingles(sketch);
+    return shingles < 0 ? Long.MAX_VALUE : -shingles;
   }
 }

@@ -36,8 +36,13 @@ class KeepTest {
   @Test
   void rulesRankByStampOrByCountedShinglesAndNameTheOption() {
     assertEquals(1234L, Keep.EARLIEST.rank(cell("a", 1234L, new byte[0])));
-    assertEquals(-70_000L, Keep.LONGEST.rank(cell("a", 1L, counted(70_000))));
-    assertEquals(Long.MAX_VALUE, Keep.LONGEST.rank(cell("a", 1L, new byte[257]))); // format 1 counts nothing
+    assertEquals(0L, Keep.LONGEST.rank(cell("a", 1L, new byte[0]))); // the keys say nothing of its length
+    assertTrue(Keep.LONGEST.ranksBySketch() && !Keep.EARLIEST.ranksBySketch());
+    assertEquals(-70_000L, Keep.longest(counted(70_000)));
+    byte[] uncounted = new byte[257];
+    uncounted[0] = 1;
+    assertEquals(Long.MAX_VALUE, Keep.longest(uncounted)); // format 1 counts nothing
+    assertEquals(Long.MAX_VALUE, Keep.longest(null)); // deleted since the scan
     assertEquals(0L, Keep.SMALLEST_ID.rank(cell("a", 99L, counted(5))));
     assertEquals(Keep.LONGEST, Keep.parse("longest"));
     assertEquals("smallest-id", Keep.SMALLEST_ID.option());
