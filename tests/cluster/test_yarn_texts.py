@@ -38,7 +38,8 @@ from truth import brute_pairs, centre_clusters, components, digest, read_parts, 
 from yarn_client import CLI, STAGING, YarnClient, cells, replica, task_running, until
 
 from simhash_client import SimHashClient
-from simhash_server.fingerprint.sketch import comparable, similarity
+from simhash_server.fingerprint.sketch import similarity
+from simhash_server.fingerprint.sketch_format import comparable
 from simhash_server.index.keys import drawer_prefixes
 from simhash_server.index.model import VERIFY_MAX_DISTANCE
 

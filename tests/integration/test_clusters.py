@@ -35,7 +35,8 @@ from truth import (
     unescape,
 )
 
-from simhash_server.fingerprint.sketch import comparable, similarity
+from simhash_server.fingerprint.sketch import similarity
+from simhash_server.fingerprint.sketch_format import comparable
 from simhash_server.index.keys import PAIRS, SEGMENTS, drawer_keys
 from simhash_server.index.model import Document
 from simhash_server.index.store import IndexStore

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from simhash_server.fingerprint.sketch import comparable, similarity
+from simhash_server.fingerprint.sketch import similarity
+from simhash_server.fingerprint.sketch_format import comparable
 from simhash_server.index.keys import decode_key, drawer_keys
 
 pytestmark = pytest.mark.unit

@@ -87,7 +87,8 @@ def test_decomposing_first_never_changes_the_normal_form(native) -> None:
 
 @pytest.mark.parametrize("shape", [(256, 8), (2048, 2)])
 def test_the_sketch_from_the_fingerprint_call_is_the_python_tokens_sketch(native, shape) -> None:
-    from simhash_server.fingerprint.sketch import SketchFormat, sketch_of_hashes
+    from simhash_server.fingerprint.sketch import sketch_of_hashes
+    from simhash_server.fingerprint.sketch_format import SketchFormat
 
     normalized = normalize(TEXTS["zh-seed0-article"])
     _, _, packed = native.fingerprint(normalized, shape)
@@ -188,7 +189,8 @@ def test_surrogates_and_the_last_code_point_are_separators() -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 2**64 - 1), max_size=400), st.sampled_from([(8, 1), (256, 8), (1024, 4), (2048, 2)]))
 def test_the_sketch_bins_in_rust_are_numpys(hashes: list[int], shape: tuple[int, int]) -> None:
-    from simhash_server.fingerprint.sketch import SketchFormat, sketch_of_hashes
+    from simhash_server.fingerprint.sketch import sketch_of_hashes
+    from simhash_server.fingerprint.sketch_format import SketchFormat
 
     form = SketchFormat(9, *shape)
     values = np.array(hashes, dtype=np.uint64)

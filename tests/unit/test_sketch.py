@@ -10,15 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simhash_server.fingerprint.sketch import (
-    FORMATS,
-    SKETCH_BYTES,
-    SketchError,
-    bin_minima,
-    readable,
-    similarity,
-)
+from simhash_server.fingerprint.sketch import bin_minima, similarity
 from simhash_server.fingerprint.sketch import sketch as sketch_in
+from simhash_server.fingerprint.sketch_format import FORMATS, SKETCH_BYTES, SketchError, readable
 
 
 def sketch(tokens: list[str], code: int = 1) -> bytes:
@@ -152,7 +146,8 @@ def test_bins_must_be_a_power_of_two(bins: int) -> None:
 
 
 def test_format_2_packs_2048_two_bit_bins_and_estimates_like_its_minima() -> None:
-    from simhash_server.fingerprint.sketch import FORMATS, comparable, format_of, sketch_of_hashes
+    from simhash_server.fingerprint.sketch import sketch_of_hashes
+    from simhash_server.fingerprint.sketch_format import FORMATS, comparable, format_of
 
     v2 = FORMATS[2]
     words = [f"w{i}" for i in range(3000)]
@@ -178,7 +173,8 @@ def shingle_sets(*texts: list[str]) -> list[set[tuple[str, ...]]]:
 
 
 def test_format_3_counts_its_shingles_and_scores_containment() -> None:
-    from simhash_server.fingerprint.sketch import distinct_shingles, format_of, jaccard
+    from simhash_server.fingerprint.sketch import jaccard
+    from simhash_server.fingerprint.sketch_format import distinct_shingles, format_of
 
     v3 = FORMATS[3]
     article = [f"w{i}" for i in range(3000)]

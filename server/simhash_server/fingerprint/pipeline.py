@@ -24,7 +24,8 @@ from simhash_server.fingerprint.native import fingerprinter
 from simhash_server.fingerprint.normalize import FOLDED, fold_digits_and_phrases, normalize
 from simhash_server.fingerprint.sentences import segments
 from simhash_server.fingerprint.simhash import simhash
-from simhash_server.fingerprint.sketch import distinct_shingle_count, header_of, sketch_of_hashes
+from simhash_server.fingerprint.sketch import distinct_shingle_count, sketch_of_hashes
+from simhash_server.fingerprint.sketch_format import header_of
 from simhash_server.fingerprint.tokens import tokenize
 from simhash_server.fingerprint.versions import FINGERPRINT_VERSION, recipe_of
 
