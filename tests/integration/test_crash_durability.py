@@ -43,7 +43,8 @@ def own_hbase(hbase, tmp_path):
 def test_every_acknowledged_index_survives_a_sigkill_of_hbase(own_hbase) -> None:
     local = own_hbase
     tables = index_tables("crash")
-    client = connect("127.0.0.1", local.ports.thrift2)
+    # Its first calls wait on the regions of an HBase just started; on a busy machine that took over 10 s.
+    client = connect("127.0.0.1", local.ports.thrift2, timeout_ms=60_000)
     try:
         apply_schema(client, tables)
     finally:
