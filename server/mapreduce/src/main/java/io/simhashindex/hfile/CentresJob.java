@@ -54,11 +54,11 @@ final class CentresJob {
         MultipleInputs.addInputPath(job, links, SequenceFileInputFormat.class, Ends.class);
       }
     }
-    job.setMapOutputKeyClass(NodeKey.class);
+    job.setMapOutputKeyClass(GroupKey.class);
     job.setMapOutputValueClass(Link.class);
-    job.setPartitionerClass(NodeKey.NodePartitioner.class);
-    job.setSortComparatorClass(NodeKey.Comparator.class);
-    job.setGroupingComparatorClass(NodeKey.ByNode.class);
+    job.setPartitionerClass(GroupKey.GroupPartitioner.class);
+    job.setSortComparatorClass(GroupKey.Comparator.class);
+    job.setGroupingComparatorClass(GroupKey.ByGroup.class);
     job.setReducerClass(Rooted.class);
     job.setOutputKeyClass(Link.class);
     job.setOutputValueClass(NullWritable.class);
@@ -79,37 +79,37 @@ final class CentresJob {
   }
 
   /** (a) A verified link, to its first end. */
-  static final class Ends extends Mapper<Link, NullWritable, NodeKey, Link> {
-    private final NodeKey key = new NodeKey();
+  static final class Ends extends Mapper<Link, NullWritable, GroupKey, Link> {
+    private final GroupKey key = new GroupKey();
 
     @Override
     protected void map(Link link, NullWritable nothing, Context context) throws IOException, InterruptedException {
-      key.node = link.a;
+      key.group = link.a;
       context.write(key, link);
     }
   }
 
   /** (a) A star edge (leaf, root) of the last round: the leaf's root. */
-  static final class Roots extends Mapper<LongWritable, LongWritable, NodeKey, Link> {
-    private final NodeKey key = new NodeKey(0, NodeKey.ROOT);
+  static final class Roots extends Mapper<LongWritable, LongWritable, GroupKey, Link> {
+    private final GroupKey key = new GroupKey(0, GroupKey.FIRST);
 
     @Override
     protected void map(LongWritable leaf, LongWritable root, Context context)
         throws IOException, InterruptedException {
-      key.node = leaf.get();
+      key.group = leaf.get();
       context.write(key, Link.rootOf(root.get()));
     }
   }
 
   /**
    * (a) A node's links, each with the node's root (a node that is no leaf is its component's root).  The
-   * root's record comes first ({@link NodeKey}), so the links stream through.
+   * root's record comes first ({@link GroupKey}), so the links stream through.
    */
-  static final class Rooted extends Reducer<NodeKey, Link, Link, NullWritable> {
+  static final class Rooted extends Reducer<GroupKey, Link, Link, NullWritable> {
     @Override
-    protected void reduce(NodeKey key, Iterable<Link> values, Context context)
+    protected void reduce(GroupKey key, Iterable<Link> values, Context context)
         throws IOException, InterruptedException {
-      long node = key.node; // the key object moves along with the values: its node stays, its kind changes
+      long node = key.group; // the key object moves along with the values: its group stays, its kind changes
       long root = node;
       boolean linked = false;
       for (Link value : values) {

@@ -25,13 +25,13 @@ import org.junit.jupiter.api.io.TempDir;
 class RootsStepTest {
   @TempDir java.nio.file.Path tmp;
 
-  private static byte[] bytes(NodeKey key) throws IOException {
+  private static byte[] bytes(GroupKey key) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     key.write(new DataOutputStream(out));
     return out.toByteArray();
   }
 
-  private static int compare(org.apache.hadoop.io.WritableComparator order, NodeKey x, NodeKey y)
+  private static int compare(org.apache.hadoop.io.WritableComparator order, GroupKey x, GroupKey y)
       throws IOException {
     byte[] a = bytes(x);
     byte[] b = bytes(y);
@@ -40,15 +40,15 @@ class RootsStepTest {
 
   @Test
   void aNodesRootRecordSortsBeforeItsLinksAndOneCallGetsBoth() throws IOException {
-    NodeKey.Comparator sort = new NodeKey.Comparator();
-    NodeKey.ByNode group = new NodeKey.ByNode();
-    NodeKey root = new NodeKey(5, NodeKey.ROOT);
-    NodeKey link = new NodeKey(5, NodeKey.LINK);
+    GroupKey.Comparator sort = new GroupKey.Comparator();
+    GroupKey.ByGroup group = new GroupKey.ByGroup();
+    GroupKey root = new GroupKey(5, GroupKey.FIRST);
+    GroupKey link = new GroupKey(5, GroupKey.THEN);
     assertEquals(-1, compare(sort, root, link));
     assertEquals(1, compare(sort, link, root));
     assertEquals(0, compare(group, root, link));
-    assertEquals(-1, compare(sort, new NodeKey(4, NodeKey.LINK), root)); // by node first
-    assertEquals(-1, compare(group, new NodeKey(-3, NodeKey.LINK), root));
+    assertEquals(-1, compare(sort, new GroupKey(4, GroupKey.THEN), root)); // by node first
+    assertEquals(-1, compare(group, new GroupKey(-3, GroupKey.THEN), root));
     assertEquals(root.compareTo(link), compare(sort, root, link)); // the object order agrees
   }
 
