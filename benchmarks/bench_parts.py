@@ -34,7 +34,7 @@ from pairs import TemplateMaker, wrap
 
 from simhash_schema import apply_schema, connect, index_tables
 from simhash_server.fingerprint import V4, fingerprint, recipe_of
-from simhash_server.fingerprint.parts import part_fingerprints
+from simhash_server.fingerprint.pipeline import part_fingerprints
 from simhash_server.index.async_store import AsyncIndexStore
 from simhash_server.index.model import VERIFY_MAX_DISTANCE, Document, Query
 from simhash_server.index.store import IndexStore, StoreConfig

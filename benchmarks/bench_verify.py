@@ -99,8 +99,9 @@ def load_background(
         for start in range(0, count, 5000):
             stop = min(start + 5000, count)
             noise = rng.integers(0, 256, size=(stop - start, form.size - form.header), dtype=np.uint8)
+            trailer = b"\0" if form.parts else b""  # format 4: no parts follow
             store.index_many(
-                Document(f"bg{i}", int(fp), headers[v] + n.tobytes())
+                Document(f"bg{i}", int(fp), headers[v] + n.tobytes() + trailer)
                 for i, fp, n in zip(range(start, stop), background[start:stop], noise, strict=True)
             )
 

@@ -67,6 +67,7 @@ def write(version: str) -> int:
 
 # -- the row-key codec and sketch comparison, which the Java jobs (server/mapreduce) hold to these files too
 KEYS_FILE, PAIRS_FILE = HERE / "drawer-keys.tsv", HERE / "sketch-pairs.tsv"
+PARTS_FILE = HERE / "sketch-parts.tsv"
 KEY_EDGES = [0, 2**64 - 1, 1, 1 << 63, 0x0123456789ABCDEF, 0xFEDCBA9876543210, 0x5555555555555555]
 
 
@@ -84,13 +85,20 @@ def write_codec() -> None:
     near = [(a, b) for a in texts for b in texts if a != b and b.startswith(a) and b != "one-megabyte"]
     far = [(a, b) for a in texts for b in texts if a < b and a[:3] == b[:3] == "zh-"][:12]
     pairs = [*near, ("en-sentence", "en-upper"), ("mixed-fullwidth-latin", "mixed-halfwidth-latin"), *far]
+    pairs += [("zh-seed0-article", "zh-seed3-article"), ("html-tags-crlf", "zh-seed2-article")]  # v5: with parts
     lines = ["# version\tsketch a, hex\tsketch b, hex\tsimilarity(a, b) as fingerprint/sketch.py gives it (repr)"]
     for version in (V1, *(v for v in VERSIONS if VERSIONS[v].sketch.code != VERSIONS[V1].sketch.code)):
         for a, b in pairs:
             sa, sb = (fingerprint(texts[n], version, sketch=True).sketch for n in (a, b))
             lines.append(f"{short_name(version)}\t{sa.hex()}\t{sb.hex()}\t{float(similarity(sa, sb))!r}")
     PAIRS_FILE.write_text("\n".join(lines) + "\n")
-    print(f"wrote {KEYS_FILE.name} and {PAIRS_FILE.name}")
+    lines = ["# version\tsketch, hex\tthe part fingerprints after its bins, hex, in order (sketch_format.stored_parts)"]
+    for version in (v for v in VERSIONS if VERSIONS[v].sketch.parts):
+        for text in texts.values():
+            made = fingerprint(text, version, sketch=True)
+            lines.append(f"{short_name(version)}\t{made.sketch.hex()}\t{','.join(f'{p:016x}' for p in made.parts)}")
+    PARTS_FILE.write_text("\n".join(lines) + "\n")
+    print(f"wrote {KEYS_FILE.name}, {PAIRS_FILE.name} and {PARTS_FILE.name}")
 
 
 def main() -> int:

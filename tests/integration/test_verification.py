@@ -16,7 +16,7 @@ import pytest
 
 from simhash_client import InvalidArgument
 from simhash_server.fingerprint import V4, fingerprint
-from simhash_server.fingerprint.parts import part_fingerprints
+from simhash_server.fingerprint.pipeline import part_fingerprints
 from simhash_server.fingerprint.sketch import similarity
 from simhash_server.index.keys import drawer_prefixes
 from simhash_server.index.model import Document

@@ -1,7 +1,7 @@
 """Fingerprint versions side by side: an index records its recipe and the server answers with it.
 
 An index created with v1 or v2 (as every index made before v3 was) keeps its version's answers under the new
-server; a new index gets v4; asking an existing index for another version is refused.
+server; a new index gets v5; asking an existing index for another version is refused.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 
 from simhash_client import FailedPrecondition, SimHashClient
 from simhash_schema import VersionMismatch, connect, index_tables, read_meta
-from simhash_server.fingerprint import FINGERPRINT_VERSION, V1, V2, V3, V4, fingerprint, recipe_of, short_name
+from simhash_server.fingerprint import FINGERPRINT_VERSION, V1, V2, V3, V4, V5, fingerprint, recipe_of, short_name
 from simhash_server.index.store import IndexStore
 from simhash_server.rpc.server import ServerConfig, SimHashServer
 
@@ -76,14 +76,14 @@ def test_the_new_server_answers_an_old_index_with_its_version(old_server) -> Non
         assert client.query(simhash=paragraph, fingerprint_version=version)
 
 
-def test_a_new_index_gets_v4_and_an_existing_one_keeps_its_version(make_index, hbase) -> None:
+def test_a_new_index_gets_v5_and_an_existing_one_keeps_its_version(make_index, hbase) -> None:
     fresh = make_index(regions=1)
-    assert fresh.meta.fingerprint_version == FINGERPRINT_VERSION == V4
+    assert fresh.meta.fingerprint_version == FINGERPRINT_VERSION == V5
     old = make_index(regions=1, fingerprint_version=V1)
-    asked_v4 = IndexStore(replace(old.config, fingerprint_version=V4), old.tables)
+    asked_v5 = IndexStore(replace(old.config, fingerprint_version=V5), old.tables)
     with pytest.raises(VersionMismatch, match=r"not the .* asked for"):
-        asked_v4.open()
-    asked_v4.close()
+        asked_v5.open()
+    asked_v5.close()
     env = {
         "PATH": str(Path(sys.executable).parent),
         "SIMHASH_HBASE_HOST": hbase.host,

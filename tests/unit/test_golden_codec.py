@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from simhash_server.fingerprint.sketch import similarity
-from simhash_server.fingerprint.sketch_format import comparable
+from simhash_server.fingerprint.sketch_format import FORMATS, comparable, format_of, stored_parts
 from simhash_server.index.keys import decode_key, drawer_keys
 
 pytestmark = pytest.mark.unit
@@ -32,9 +32,19 @@ def test_drawer_keys_are_the_golden_ones() -> None:
 
 def test_sketch_similarities_are_the_golden_ones() -> None:
     rows = _rows("sketch-pairs.tsv")
-    assert {version for version, *_ in rows} == {"v1", "v2", "v3", "v4", "v4-nofold"}
+    assert {version for version, *_ in rows} == {"v1", "v2", "v3", "v4", "v4-nofold", "v5"}
     assert any(float(s) == 1.0 for *_, s in rows) and any(0.5 < float(s) < 1.0 for *_, s in rows)
     for version, a, b, expected in rows:
         sa, sb = bytes.fromhex(a), bytes.fromhex(b)
         assert comparable(sa, sb), version
         assert float(similarity(sa, sb)) == float(expected), (version, expected)
+
+
+def test_the_parts_after_a_sketch_are_the_golden_ones() -> None:
+    rows = _rows("sketch-parts.tsv")
+    assert {version for version, *_ in rows} == {"v5"} and sum(1 for *_, parts in rows if parts) >= 5
+    for version, sketch, parts in rows:
+        value = bytes.fromhex(sketch)
+        assert format_of(value) == FORMATS[4], version
+        assert stored_parts(value) == tuple(int(p, 16) for p in parts.split(",") if p)
+        assert format_of(value + b"\0") is None and format_of(value[:-1]) is None  # the count byte says the length

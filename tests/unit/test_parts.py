@@ -9,7 +9,8 @@ import random
 import pytest
 
 from simhash_server.fingerprint import V1, V3, V4, V4_NOFOLD, fingerprint, recipe_of
-from simhash_server.fingerprint.parts import part_fingerprints, part_texts, parts_work
+from simhash_server.fingerprint.parts import part_texts, parts_work
+from simhash_server.fingerprint.pipeline import part_fingerprints
 from simhash_server.fingerprint.sketch import similarity
 from simhash_server.index.in_batch import Item, decide_in_order
 from simhash_server.index.keys import drawer_prefixes

@@ -14,7 +14,7 @@ from google.rpc import error_details_pb2, status_pb2
 from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_schema import SchemaError, VersionMismatch
 from simhash_server.fingerprint import FINGERPRINT_VERSION, NAMES, V1, VERSIONS, fingerprint
-from simhash_server.fingerprint.parts import part_fingerprints
+from simhash_server.fingerprint.pipeline import part_fingerprints
 from simhash_server.index.errors import (
     CorruptData,
     DeadlineExceeded,

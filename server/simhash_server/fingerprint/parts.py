@@ -1,4 +1,5 @@
-"""Text -> the fingerprints of its parts, which a verified query looks up beside the whole text's.
+"""Text -> its parts, whose fingerprints a verified query looks up beside the whole text's (pipeline.py's
+``part_fingerprints`` makes them).
 
 A copy's fingerprint moves with what surrounds it: a page inside another site's header and footer, or a
 whole page whose stored copy is only its first part, can land further from the stored fingerprint than the
@@ -10,17 +11,17 @@ looks up is part of the recipe (``Recipe.query_parts``), chosen on the evaluatio
 (docs/decisions.md, "A verified text query also looks up parts of its text").
 
 Parts are cut by the text's lines as sent, before normalisation: a text of a few lines has fewer distinct
-parts, and one line has none.
+parts, and one line has none.  Recipe v5 also stores each document's part fingerprints after its sketch
+(sketch format 4), for the ``clusters`` job: a stored document that holds more than another then reaches it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from simhash_server.fingerprint.pipeline import fingerprint
 from simhash_server.fingerprint.versions import recipe_of
 
-__all__ = ["part_fingerprints", "part_texts", "parts_work"]
+__all__ = ["part_texts", "parts_work"]
 
 
 def part_texts(text: str, cuts: Sequence[tuple[float, float]]) -> list[str]:
@@ -36,20 +37,6 @@ def part_texts(text: str, cuts: Sequence[tuple[float, float]]) -> list[str]:
         if (first, end) != (0, len(lines)) and first < end:
             parts.append("\n".join(lines[first:end]))
     return parts
-
-
-def part_fingerprints(text: str, version: str, whole: int) -> tuple[int, ...]:
-    """The distinct fingerprints of the parts the recipe ``version`` looks up, other than the whole text's
-    (``whole``), in the recipe's order: none for a recipe without parts."""
-    cuts = recipe_of(version).query_parts
-    if not cuts:
-        return ()
-    found: dict[int, None] = {}
-    for part in part_texts(text, cuts):
-        value = fingerprint(part, version).value
-        if value != whole:
-            found[value] = None
-    return tuple(found)
 
 
 def parts_work(version: str) -> float:

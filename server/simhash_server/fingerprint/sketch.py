@@ -28,6 +28,9 @@ Formats (SketchFormat, one per fingerprint recipe; stored form: 1 format byte [+
   down by twice the ratio of the two sizes where the smaller is under half the larger: the same article
   inside another site's template (7-28% more text) stays near 1, while a page that quotes a small part of
   another, or a small page inside a large one, does not (docs/accuracy.md).
+- 4: format 3, then the fingerprints of the text's parts (recipe v5): a count byte and 8 bytes each
+  (parts.py's cuts, those that differ from the whole text's).  They are compared as format 3 is; the
+  `clusters` job reads the parts to meet each document's parts with the other documents' fingerprints.
 Two sketches compare only when they are of one format; a stored sketch of another format is not compared
 (its document counts as unverified), so a recipe can change without misreading stored sketches.
 """
@@ -154,7 +157,7 @@ def sketch_of_hashes(
 
 
 def _values(value: bytes, form: SketchFormat) -> np.ndarray:
-    packed = np.frombuffer(value, np.uint8, offset=form.header)
+    packed = np.frombuffer(value, np.uint8, count=form.size - form.header, offset=form.header)
     per_byte = 8 // form.bits
     if per_byte == 1:
         return packed

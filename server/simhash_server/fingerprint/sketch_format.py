@@ -17,7 +17,9 @@ __all__ = [
     "distinct_shingles",
     "format_of",
     "header_of",
+    "parts_trailer",
     "readable",
+    "stored_parts",
 ]
 
 
@@ -27,6 +29,8 @@ class SketchFormat:
     bins: int
     bits: int
     counted: bool = False  # the distinct shingles' count follows the code byte (4 bytes, big-endian)
+    # The fingerprints of the text's parts follow the bins: a count byte, then 8 bytes each (big-endian).
+    parts: bool = False
 
     @property
     def header(self) -> int:
@@ -34,6 +38,7 @@ class SketchFormat:
 
     @property
     def size(self) -> int:
+        """The sketch's own bytes: the header and the bins (a format with parts stores them after these)."""
         return self.header + self.bins * self.bits // 8
 
 
@@ -41,7 +46,9 @@ FORMATS: dict[int, SketchFormat] = {
     1: SketchFormat(1, 256, 8),
     2: SketchFormat(2, 2048, 2),
     3: SketchFormat(3, 2048, 2, counted=True),
+    4: SketchFormat(4, 2048, 2, counted=True, parts=True),
 }
+MAX_PARTS = 255  # what the count byte can say
 SKETCH_FORMAT = 1  # format 1's constants, as the evaluation and older callers name them
 SKETCH_BINS = FORMATS[1].bins
 SKETCH_BYTES = FORMATS[1].size
@@ -61,7 +68,28 @@ def header_of(form: SketchFormat, distinct_shingles: int) -> bytes:
 def format_of(value: bytes) -> SketchFormat | None:
     """The format of a stored sketch, or None when it is of no format this code reads."""
     form = FORMATS.get(value[0]) if value else None
-    return form if form is not None and len(value) == form.size else None
+    if form is None:
+        return None
+    if not form.parts:
+        return form if len(value) == form.size else None
+    return form if len(value) > form.size and len(value) == form.size + 1 + 8 * value[form.size] else None
+
+
+def parts_trailer(parts: tuple[int, ...]) -> bytes:
+    """What follows the bins of a format with parts: their count, then each fingerprint (8 bytes, big-endian)."""
+    if len(parts) > MAX_PARTS:
+        raise ValueError(f"parts: at most {MAX_PARTS} fingerprints follow a sketch, got {len(parts)}")
+    return bytes([len(parts)]) + b"".join(p.to_bytes(8, "big") for p in parts)
+
+
+def stored_parts(value: bytes) -> tuple[int, ...]:
+    """The part fingerprints a stored sketch carries (formats with parts), in the recipe's order; () for
+    another format or an unreadable sketch."""
+    form = format_of(value)
+    if form is None or not form.parts:
+        return ()
+    start = form.size + 1
+    return tuple(int.from_bytes(value[i : i + 8], "big") for i in range(start, len(value), 8))
 
 
 def distinct_shingles(value: bytes) -> int | None:

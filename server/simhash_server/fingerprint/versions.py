@@ -21,6 +21,7 @@ __all__ = [
     "V3",
     "V4",
     "V4_NOFOLD",
+    "V5",
     "VERSIONS",
     "Recipe",
     "recipe_of",
@@ -45,6 +46,10 @@ _V4 = (
 )
 V4 = _V4.format(FOLDED)
 V4_NOFOLD = _V4.format(UNFOLDED)
+# v5 is v4 (the same fingerprint, sketch and floors) whose stored sketch also carries the fingerprints of the
+# text's parts (sketch format 4), so the `clusters` job meets each document's parts with the others'
+# fingerprints: a page stored with more around it, or whole beside its truncated copy, joins its copy's cluster.
+V5 = V4.replace("/sketch=2048x2+count/r4", "/sketch=2048x2+count+parts=lines-10-10,20-20,0-40/r5")
 
 
 @dataclass(frozen=True)
@@ -75,10 +80,11 @@ VERSIONS: dict[str, Recipe] = {
     V3: Recipe(V3, SHINGLES, FORMATS[2], 0.9),
     V4_NOFOLD: Recipe(V4_NOFOLD, TIERED_GRAMS, FORMATS[3], 0.75, UNFOLDED, query_floor=0.75, query_parts=_V4_PARTS),
     V4: Recipe(V4, TIERED_GRAMS, FORMATS[3], 0.75, FOLDED, query_floor=0.75, query_parts=_V4_PARTS),
+    V5: Recipe(V5, TIERED_GRAMS, FORMATS[4], 0.75, FOLDED, query_floor=0.75, query_parts=_V4_PARTS),
 }
-FINGERPRINT_VERSION = V4  # what new indexes are created with
+FINGERPRINT_VERSION = V5  # what new indexes are created with
 # What the command line and the docs call them.
-NAMES: dict[str, str] = {"v1": V1, "v2": V2, "v3": V3, "v4": V4, "v4-nofold": V4_NOFOLD}
+NAMES: dict[str, str] = {"v1": V1, "v2": V2, "v3": V3, "v4": V4, "v4-nofold": V4_NOFOLD, "v5": V5}
 
 
 def short_name(version: str) -> str:

@@ -14,8 +14,8 @@ from typing import Any, NamedTuple, Protocol
 
 from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_schema import VersionMismatch
-from simhash_server.fingerprint import Recipe, fingerprint
-from simhash_server.fingerprint.parts import part_fingerprints
+from simhash_server.fingerprint import Recipe, fingerprint, recipe_of
+from simhash_server.fingerprint.pipeline import part_fingerprints
 from simhash_server.index.errors import DeadlineExceeded, InvalidArgument
 from simhash_server.index.model import Document, Hit, check_doc_id
 from simhash_server.index.request import Request, check_request
@@ -131,7 +131,12 @@ class Requests:
             assert request.fingerprint is not None  # check_request gives exactly one of the two
             return Made(request.fingerprint, 0, b"")
         fp = fingerprint(request.text, self.version, sketch=sketch)
-        found = part_fingerprints(request.text, self.version, fp.value) if parts else ()
+        if not parts:
+            found: tuple[int, ...] = ()
+        elif sketch and recipe_of(self.version).sketch.parts:
+            found = fp.parts  # made for the sketch already (v5 stores them)
+        else:
+            found = part_fingerprints(request.text, self.version, fp.value)
         return Made(fp.value, fp.features, fp.sketch, found)
 
     def check_batch_size(self, items: Sequence[Any], field: str) -> None:

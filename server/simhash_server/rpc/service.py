@@ -24,7 +24,7 @@ from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_index.v1 import simhash_index_pb2_grpc as pb_grpc
 from simhash_schema import VersionMismatch
 from simhash_server import metrics, tracing
-from simhash_server.fingerprint import fingerprint, short_name
+from simhash_server.fingerprint import fingerprint, recipe_of, short_name
 from simhash_server.fingerprint.parts import parts_work
 from simhash_server.index.async_store import AsyncIndexStore
 from simhash_server.index.errors import DeadlineExceeded, InvalidArgument, Unavailable
@@ -100,7 +100,9 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         """``work(*args)``, which fingerprints ``chars`` characters (and, with ``parts``, the parts of those
         texts that verified queries look up: fingerprint/parts.py): in a worker thread when that is more than
         INLINE_TEXT_CHARS' worth, and in a span of its own while tracing."""
-        weight = 1 + parts_work(self.requests.version) if parts else 1
+        # v5 fingerprints a text's parts for every sketch it makes, whether or not a query looks them up.
+        stored = recipe_of(self.requests.version).sketch.parts
+        weight = 1 + parts_work(self.requests.version) if parts or stored else 1
         if not chars or not tracing.on():
             return await self._fingerprinting(round(chars * weight), work, *args)
         attributes = {"simhash.chars": chars, "simhash.fingerprint_version": short_name(self.requests.version)}

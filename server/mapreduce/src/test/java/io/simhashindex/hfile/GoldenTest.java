@@ -86,4 +86,22 @@ class GoldenTest {
       assertEquals(Double.parseDouble(row[3]), Sketches.similarity(a, b), 1e-12, row[0] + " " + row[3]);
     }
   }
+
+  @Test
+  void thePartsAfterASketchAreTheGoldenOnes() throws IOException {
+    List<String[]> rows = rows("sketch-parts.tsv");
+    int withParts = 0;
+    for (String[] row : rows) {
+      byte[] sketch = bytes(row[1]);
+      String[] hex = row.length > 2 && !row[2].isEmpty() ? row[2].split(",") : new String[0];
+      long[] want = new long[hex.length];
+      for (int i = 0; i < hex.length; i++) {
+        want[i] = Long.parseUnsignedLong(hex[i], 16);
+      }
+      assertArrayEquals(want, Sketches.parts(sketch), row[0]);
+      assertTrue(Sketches.comparable(sketch, sketch) && Sketches.similarity(sketch, sketch) == 1.0, row[0]);
+      withParts += want.length > 0 ? 1 : 0;
+    }
+    assertTrue(withParts >= 5, "sketch-parts.tsv has too few sketches with parts");
+  }
 }
