@@ -47,7 +47,7 @@ from pairs import CLASSES, SAME, Pair, half_of_id, make_pairs
 
 from simhash_server.fingerprint import V3, V4, fingerprint, recipe_of
 from simhash_server.fingerprint.normalize import normalize
-from simhash_server.fingerprint.parts import part_fingerprints
+from simhash_server.fingerprint.pipeline import part_fingerprints
 from simhash_server.fingerprint.sketch import similarity
 from simhash_server.fingerprint.tokens import tokenize
 from simhash_server.index.keys import drawer_prefixes
@@ -263,16 +263,23 @@ def neutral_ids(docs: list[Doc]) -> list[str]:
 def cluster_labels(p: Prints, floor: float, ids: list[str]) -> dict[str, list[int]]:
     """Each clustering's cluster per document: `clusters` without and with --min-similarity at ``floor``
     (connected components, the job's unverified grouping), and star clusters around a centre (its verified
-    default; eval_clusters.py)."""
+    default; eval_clusters.py), on a v4 index and on a v5 one, whose documents' stored parts also meet the
+    others' fingerprints (PartsJob)."""
     n = len(p.v4)
     close = within(p.v4, MAX_DISTANCE)
-    # Verifying, the job reads what a verified query reads: within 3, or within 8 sharing a drawer.
-    scored = {(i, j): similarity(p.sketches[i], p.sketches[j]) for i, j in drawer_candidates(p.v4)}
-    linked = {pair: s for pair, s in scored.items() if s >= floor}
+    # Verifying, the job reads what a verified query reads: within 3, or within 8 sharing a drawer; on v5 also
+    # where a part of either document reaches the other's fingerprint so.
+    linked = {}
+    for version, parts in (("v4", None), ("v5", p.parts)):
+        reached = drawer_candidates(p.v4, parts)
+        scored = {(i, j): similarity(p.sketches[i], p.sketches[j]) for i, j in reached}
+        linked[version] = {pair: s for pair, s in scored.items() if s >= floor}
     return {
         f"{CLUSTERS} k<=3": components(close, n),
-        f"{CLUSTERS} verified >={floor:g}": components(linked, n),
-        f"clusters (centres) verified >={floor:g}": centres(linked, n, ids),
+        f"{CLUSTERS} verified >={floor:g}, v4": components(linked["v4"], n),
+        f"clusters (centres) verified >={floor:g}, v4": centres(linked["v4"], n, ids),
+        f"{CLUSTERS} verified >={floor:g}, v5": components(linked["v5"], n),
+        f"clusters (centres) verified >={floor:g}, v5": centres(linked["v5"], n, ids),
     }
 
 
@@ -564,7 +571,8 @@ row counts the whole page sent as well.
 
 The clusters rows and table score what `simhash-index clusters` answers over each language's documents: its
 links (fingerprints within distance 3; with `--min-similarity`, the verified query's candidates, within 3 or
-within 8 sharing a drawer, whose sketches reach v4's floor), grouped
+within 8 sharing a drawer, whose sketches reach v4's floor; on a v5 index, the default, also the pairs where a
+part of either document, as its stored sketch carries them, reaches the other's fingerprint so), grouped
 into connected components (the job's grouping unverified, and verified with `--clustering components`), and
 into star clusters around a centre (its default grouping when verified, `--clustering centres`; CENTER: a
 document joins a cluster only when it is linked to the centre itself, and two stars merge when each centre is

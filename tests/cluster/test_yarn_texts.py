@@ -13,7 +13,8 @@ attempt submitted and runs them again.
 - A server replica's verified Query finds the planted copies VERIFIED, with exactly the hits a brute force
   over the local fingerprints and sketches gives.
 - `clusters --runner yarn --min-similarity 0.75 --read snapshot` over the loaded index finds exactly the
-  verified pairs of a brute force over the same fingerprints and sketches, and groups them into exactly
+  verified pairs of a brute force over the same fingerprints and sketches (with the parts a v5 sketch
+  carries, which the parts step meets with the drawer rows), and groups them into exactly
   CENTER's stars around a centre: the tasks read the tables' snapshots,
   restored on HDFS beside the cluster's hbase.rootdir (from the copied hbase-site.xml), and the sketches in
   fp2docs with them; the snapshots are deleted afterwards."""
@@ -39,7 +40,7 @@ from yarn_client import CLI, STAGING, YarnClient, cells, replica, task_running, 
 
 from simhash_client import SimHashClient
 from simhash_server.fingerprint.sketch import similarity
-from simhash_server.fingerprint.sketch_format import comparable
+from simhash_server.fingerprint.sketch_format import comparable, stored_parts
 from simhash_server.index.keys import drawer_prefixes
 from simhash_server.index.model import VERIFY_MAX_DISTANCE
 
@@ -321,8 +322,13 @@ def _brute_links(fps: dict[str, int], sketches: dict[str, bytes]) -> dict[frozen
     for doc, fp in fps.items():
         by_fp.setdefault(fp, []).append(doc)
     unique = np.fromiter(by_fp, dtype=np.uint64, count=len(by_fp))
-    # A verified query's reach, which verified clusters share: within 8 bits through a shared drawer.
+    # A verified query's reach, which verified clusters share: within 8 bits through a shared drawer; on a v5
+    # index also from the parts a document's sketch carries to another fingerprint (PartsJob).
     reached = {(a, b) for a, b in brute_pairs(unique, VERIFY_MAX_DISTANCE) if shares_a_drawer(a, b)}
+    for doc, fp in fps.items():
+        for part in stored_parts(sketches[doc]):
+            near = unique[np.bitwise_count(unique ^ np.uint64(part)) <= VERIFY_MAX_DISTANCE]
+            reached |= {(fp, int(b)) for b in near if int(b) != fp and shares_a_drawer(part, int(b))}
     pairs = reached | {(fp, fp) for fp, docs in by_fp.items() if len(docs) > 1}
     links: dict[frozenset[str], float] = {}
     for a, b in pairs:
@@ -388,5 +394,6 @@ def _verified_clusters_equal_brute_force(
     assert len(links) > 300
     summary = json.loads((output / "summary.json").read_text())
     assert summary["read"] == "snapshot" and summary["documents"] == len(fps)
+    assert summary["document_parts"] > 0  # the parts step ran on YARN, over the templated copies' parts
     assert not [name for name in yarn.hdfs_list("/hbase/.hbase-snapshot") if "-clusters-" in name]  # deleted
     assert yarn.hdfs_list("/simhash-restore") == []  # the restored snapshots too

@@ -33,7 +33,10 @@ clusters are of documents: two documents are linked only when their stored sketc
 links are then grouped (``clustering``) into stars around a centre (``centres``, the default when verifying:
 every member is linked to its centre itself, so no chain of links joins two documents a reader calls
 different; two stars merge when each centre is linked to every member of the other), or into connected
-components (``components``, the only grouping unverified).  A failed run keeps
+components (``components``, the only grouping unverified).  Verifying an index whose sketches carry their
+text's parts (v5), each document's part fingerprints also meet the drawer rows (``PartsJob``): a document
+stored with more around it than its copy, or whole beside its truncated copy, pairs with it there.  A failed
+run keeps
 ``work/``; the same command continues from the last finished step.
 """
 
@@ -79,6 +82,9 @@ _COUNTERS = {
     "hot groups": "hot_groups",
     "hot group fingerprints": "hot_group_fingerprints",
     "tiles": "tiles",
+    "document parts": "document_parts",
+    "part comparisons": "part_comparisons",
+    "pairs through parts": "pairs_through_parts",
     "fingerprints with documents": "fingerprints",
     "documents": "documents",
     "fingerprints without documents": "fingerprints_without_documents",
@@ -202,9 +208,11 @@ def run_clusters(options: ClustersOptions, report: Callable[[ClustersStats], Non
         request["keep"] = options.keep
     if options.clustering != "components":
         request["clustering"] = str(options.clustering)
+    with IndexStore(replace(options.store, pool_size=1)) as store:  # refuses a missing or foreign schema now
+        stores_parts = store.recipe.sketch.parts
+    if options.min_similarity is not None and stores_parts:
+        request["parts"] = "stored"  # v5: each document's parts meet the drawer rows too (PartsJob)
     _check_request(work / _REQUEST, request)
-    with IndexStore(replace(options.store, pool_size=1)):  # refuses a missing or foreign schema now
-        pass
     if options.runner.kind == "yarn":
         remote = str(options.runner.staging_uri).rstrip("/")
         paths = {"work": f"{remote}/work", "output": f"{remote}/output", "summary-to": str(output.resolve())}

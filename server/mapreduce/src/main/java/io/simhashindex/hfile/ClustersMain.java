@@ -40,13 +40,15 @@ import org.apache.hadoop.util.Tool;
  *
  * <pre>
  *   clusters --work DIR --output DIR --drawers T --fp2docs T [--max-distance 3] [--budget N] [--reducers R]
- *            [--min-similarity F [--clustering centres|components]] [--keep smallest-id|earliest|longest]
+ *            [--min-similarity F [--clustering centres|components] [--parts stored]]
+ *            [--keep smallest-id|earliest|longest]
  *            [--read scan|snapshot [--restore-dir URI]]
  *            [--summary-to LOCAL_DIR] [--copy-to LOCAL_DIR]   (output on a cluster: the tables, or all of it)
  * </pre>
  *
  * Steps (each leaves a marker in the work directory, so a rerun continues where one stopped): pairs
- * (drawers table, {@link PairsJob}), tiles (hot prefix groups, only if any), join and confirm (fp2docs,
+ * (drawers table, {@link PairsJob}), tiles (hot prefix groups, only if any), verifying with --parts the part
+ * rows and parts (the pairs the documents' stored parts add, {@link PartsJob}), join and confirm (fp2docs,
  * {@link JoinJob}), star rounds until the components settle ({@link StarsJob}), with --clustering centres the
  * roots and centres steps (stars around a centre within each component, {@link CentresJob}), assign and label
  * ({@link LabelJob}), then publish: the output directory gets {@code clusters/} (doc id, tab, cluster id: the
@@ -112,8 +114,18 @@ public final class ClustersMain extends Configured implements Tool {
       conf.set(PairsJob.GROUPS, pairs.toString());
       step(fs, work, "tiles", () -> tiles(conf, pairs, tiles));
     }
+    // An index whose sketches carry their text's parts (v5): the pairs its documents' parts add, verifying.
+    boolean withParts = opts.containsKey("parts") && JoinJob.floor(conf) >= 0;
+    Path partRows = new Path(work, "part-rows");
+    Path reached = new Path(work, "parts");
+    if (withParts) {
+      step(fs, work, "part-rows", () -> partRows(conf, need(opts, "fp2docs"), work, partRows));
+      step(fs, work, "parts", () -> reach(conf, need(opts, "drawers"), work, partRows, reached));
+    }
     Path join = new Path(work, "join");
-    step(fs, work, "join", () -> join(conf, need(opts, "fp2docs"), work, pairs, hot ? tiles : null, join));
+    Path[] more = withParts ? (hot ? new Path[] {tiles, reached} : new Path[] {reached})
+        : (hot ? new Path[] {tiles} : new Path[0]);
+    step(fs, work, "join", () -> join(conf, need(opts, "fp2docs"), work, pairs, more, join));
     Path edges = new Path(work, "edges");
     step(fs, work, "confirm", () -> confirm(conf, join, edges));
     Path sameFingerprint = new Path(join, JoinJob.EDGES);
@@ -219,7 +231,47 @@ public final class ClustersMain extends Configured implements Tool {
     Jobs.run(job, "tiles", out);
   }
 
-  private void join(Configuration conf, String fp2docs, Path work, Path pairs, Path tiles, Path output)
+  /** The parts step's first job ({@link PartsJob.Parts}): each document's parts under their drawer prefixes. */
+  private void partRows(Configuration conf, String fp2docs, Path work, Path output) throws Exception {
+    Job job = job(conf, "part rows (" + fp2docs + ")", output);
+    if (restore == null) {
+      TableMapReduceUtil.initTableMapperJob(fp2docs, scan(true), PartsJob.Parts.class, GroupKey.class, FpPair.class,
+          job, false);
+    } else {
+      TableMapReduceUtil.initTableSnapshotMapperJob(Snapshots.name(fp2docs, work), scan(true), PartsJob.Parts.class,
+          GroupKey.class, FpPair.class, job, false, new Path(restore, "fp2docs"));
+    }
+    job.setNumReduceTasks(0);
+    job.setOutputKeyClass(GroupKey.class);
+    job.setOutputValueClass(FpPair.class);
+    Jobs.run(job, "part rows", out);
+  }
+
+  /** The parts step's second job ({@link PartsJob.Reach}): the part rows meet the drawer rows by prefix. */
+  private void reach(Configuration conf, String drawers, Path work, Path partRows, Path output) throws Exception {
+    Job job = job(conf, "parts (" + drawers + ")", output);
+    Class<? extends InputFormat> table = TableInputFormat.class;
+    if (restore == null) {
+      TableMapReduceUtil.initTableMapperJob(drawers, scan(false), PartsJob.Wholes.class, GroupKey.class,
+          FpPair.class, job, false);
+    } else {
+      TableMapReduceUtil.initTableSnapshotMapperJob(Snapshots.name(drawers, work), scan(false),
+          PartsJob.Wholes.class, GroupKey.class, FpPair.class, job, false, new Path(restore, "drawers"));
+      table = TableSnapshotInputFormat.class;
+    }
+    // The table's input has no path: MultipleInputs needs one to tell its inputs apart.
+    MultipleInputs.addInputPath(job, new Path(output.getParent(), "drawers-table"), table, PartsJob.Wholes.class);
+    MultipleInputs.addInputPath(job, parts(partRows), SequenceFileInputFormat.class, Mapper.class);
+    job.setPartitionerClass(GroupKey.GroupPartitioner.class);
+    job.setSortComparatorClass(GroupKey.Comparator.class);
+    job.setGroupingComparatorClass(GroupKey.ByGroup.class);
+    job.setReducerClass(PartsJob.Reach.class);
+    job.setOutputKeyClass(FpPair.class);
+    job.setOutputValueClass(ByteWritable.class);
+    Jobs.run(job, "parts", out);
+  }
+
+  private void join(Configuration conf, String fp2docs, Path work, Path pairs, Path[] more, Path output)
       throws Exception {
     Job job = job(conf, "join (" + fp2docs + ")", output);
     Scan scan = scan(false); // keys: the members' sketches are fetched in the reducers, for them only
@@ -236,8 +288,8 @@ public final class ClustersMain extends Configured implements Tool {
     // The table's input has no path: MultipleInputs needs one to tell its inputs apart.
     MultipleInputs.addInputPath(job, new Path(output.getParent(), "fp2docs-table"), table, JoinJob.Documents.class);
     MultipleInputs.addInputPath(job, parts(pairs), SequenceFileInputFormat.class, JoinJob.PairEnds.class);
-    if (tiles != null) {
-      MultipleInputs.addInputPath(job, parts(tiles), SequenceFileInputFormat.class, JoinJob.PairEnds.class);
+    for (Path found : more) { // the tiles' pairs, the parts'
+      MultipleInputs.addInputPath(job, parts(found), SequenceFileInputFormat.class, JoinJob.PairEnds.class);
     }
     job.setReducerClass(JoinJob.Meet.class);
     job.setOutputKeyClass(FpPair.class);

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import org.agrona.collections.LongHashSet;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellUtil;
@@ -152,6 +153,7 @@ final class JoinJob {
           distances[n++] = node.distance;
         }
       }
+      n = distinct(peers, distances, n);
       if (docs == null) {
         context.getCounter(PairsJob.COUNTERS, "fingerprints without documents").increment(1);
         return;
@@ -169,6 +171,33 @@ final class JoinJob {
       if (batch.size() == BATCH) {
         flush(context);
       }
+    }
+
+    /**
+     * Keeps the first of each peer among the first {@code n}, in place; returns how many remain.  The pairs
+     * step writes a pair once, but the parts step can write one that several parts reach again.
+     */
+    static int distinct(long[] peers, byte[] distances, int n) {
+      if (n < 2) {
+        return n;
+      }
+      LongHashSet seen = n > 32 ? new LongHashSet(2 * n) : null;
+      int kept = 0;
+      for (int i = 0; i < n; i++) {
+        boolean again = false;
+        if (seen != null) {
+          again = !seen.add(peers[i]);
+        } else {
+          for (int j = 0; j < kept && !again; j++) {
+            again = peers[j] == peers[i];
+          }
+        }
+        if (!again) {
+          peers[kept] = peers[i];
+          distances[kept++] = distances[i];
+        }
+      }
+      return kept;
     }
 
     /** Verifying or ranking by sketch: the batch's sketches, one multi-get, then each member written. */

@@ -1,0 +1,152 @@
+package io.simhashindex.hfile;
+
+import java.io.IOException;
+import java.util.Arrays;
+import org.agrona.collections.LongHashSet;
+import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.CellUtil;
+import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.io.ImmutableBytesWritable;
+import org.apache.hadoop.hbase.mapreduce.TableMapper;
+import org.apache.hadoop.io.ByteWritable;
+import org.apache.hadoop.mapreduce.Reducer;
+
+/**
+ * Clusters, verifying an index whose sketches carry their text's parts (recipe v5, sketch format 4): the pairs
+ * a document's parts add.
+ *
+ * <p>A page stored inside another site's header and footer, or whole beside a truncated copy, can be further
+ * from its copy than the drawers reach, although their sketches agree; a part of it (the lines without a
+ * tenth or a fifth at each end, or the first 60%) is not.  So each document's part fingerprints meet the
+ * drawer rows as a query's parts do: a part P of fingerprint W within the distance of a stored fingerprint F,
+ * through a drawer they share, makes (W, F) a pair, which the join and the sketches then judge like any
+ * other.  Part never meets part: the simulation that chose this (docs/decisions.md) found the parts against
+ * whole fingerprints enough for the clusters' recall, at a fraction of the comparisons.
+ *
+ * <p>Two jobs.  The part rows (map only, over fp2docs with its values): each distinct part of a fingerprint's
+ * documents, once for each of its 10 drawer prefixes.  The reach: the drawer table's rows and the part rows,
+ * grouped by prefix with the rows' fingerprints first ({@link GroupKey}); each part is compared with them,
+ * and a pair is written from the part's lowest shared drawer only, and only when the drawers did not find
+ * (W, F) already.  A pair several parts reach comes out more than once; the join keeps one.
+ */
+final class PartsJob {
+  static final String KEY = "simhash.clusters.parts"; // true: the sketches carry parts to meet
+
+  private PartsJob() {}
+
+  /** A drawer prefix (drawer value and flag) as a reduce key's group: value << 8 | flag. */
+  static long prefix(byte[] key) {
+    long value = 0;
+    for (int b = 0; b < Codec.PREFIX; b++) {
+      value = (value << 8) | (key[b] & 0xff);
+    }
+    return value;
+  }
+
+  /** The part rows: each distinct part of a fingerprint's documents, under each of its drawer prefixes. */
+  static final class Parts extends TableMapper<GroupKey, FpPair> {
+    private final GroupKey key = new GroupKey(0, GroupKey.THEN);
+    private final LongHashSet seen = new LongHashSet();
+
+    @Override
+    protected void map(ImmutableBytesWritable row, Result result, Context context)
+        throws IOException, InterruptedException {
+      if (row.getLength() != 8) {
+        throw new IOException("fp2docs row of " + row.getLength() + " bytes, not 8: is this simhash-index's?");
+      }
+      long whole = Codec.fingerprintOf(row.copyBytes());
+      seen.clear();
+      for (Cell cell : result.rawCells()) {
+        for (long part : Sketches.parts(CellUtil.cloneValue(cell))) {
+          if (part == whole || !seen.add(part)) {
+            continue; // documents of one fingerprint mostly share their parts too
+          }
+          context.getCounter(PairsJob.COUNTERS, "document parts").increment(1);
+          FpPair record = new FpPair(part, whole);
+          for (int flag = 0; flag < Codec.drawers(); flag++) {
+            key.group = prefix(Codec.drawerKey(part, flag));
+            context.write(key, record);
+          }
+        }
+      }
+    }
+  }
+
+  /** The drawer table's rows, each to its prefix, ahead of the parts. */
+  static final class Wholes extends TableMapper<GroupKey, FpPair> {
+    private final GroupKey key = new GroupKey(0, GroupKey.FIRST);
+
+    @Override
+    protected void map(ImmutableBytesWritable row, Result result, Context context)
+        throws IOException, InterruptedException {
+      byte[] bytes = row.copyBytes();
+      if (bytes.length != Codec.KEY) {
+        throw new IOException("drawer row of " + bytes.length + " bytes, not " + Codec.KEY + ": is this simhash-index's?");
+      }
+      key.group = prefix(bytes);
+      long fp = Codec.fingerprintOf(Arrays.copyOfRange(bytes, Codec.PREFIX, Codec.KEY));
+      context.write(key, new FpPair(fp, fp));
+    }
+  }
+
+  /** One prefix: its fingerprints held, then each part compared with them. */
+  static final class Reach extends Reducer<GroupKey, FpPair, FpPair, ByteWritable> {
+    private int maxDistance;
+    private final ByteWritable distance = new ByteWritable();
+
+    @Override
+    protected void setup(Context context) {
+      maxDistance = context.getConfiguration().getInt(PairsJob.MAX_DISTANCE, 3);
+    }
+
+    @Override
+    protected void reduce(GroupKey key, Iterable<FpPair> values, Context context)
+        throws IOException, InterruptedException {
+      int flag = (int) (key.group & 0xff);
+      long[] wholes = new long[16];
+      int held = 0;
+      long compared = 0;
+      long found = 0;
+      for (FpPair value : values) {
+        if (key.kind == GroupKey.FIRST) { // the key moves along with the values: the fingerprints come first
+          if (held == wholes.length) {
+            wholes = Arrays.copyOf(wholes, 2 * held);
+          }
+          wholes[held++] = value.a;
+          continue;
+        }
+        long part = value.a;
+        long owner = value.b;
+        compared += held;
+        for (int i = 0; i < held; i++) {
+          found += pair(part, owner, wholes[i], flag, maxDistance, distance, context::write);
+        }
+      }
+      context.getCounter(PairsJob.COUNTERS, "part comparisons").increment(compared);
+      context.getCounter(PairsJob.COUNTERS, "pairs through parts").increment(found);
+    }
+  }
+
+  /**
+   * Writes (owner, fp) when the part of {@code owner} is within the distance of {@code fp} with {@code flag}
+   * its lowest shared drawer, and the drawers do not pair owner and fp themselves; 1 if written.
+   */
+  static int pair(long part, long owner, long fp, int flag, int maxDistance, ByteWritable distance,
+      PairsJob.TaskInputOutput<FpPair, ByteWritable> out) throws IOException, InterruptedException {
+    if (fp == owner) {
+      return 0;
+    }
+    long reach = part ^ fp;
+    if (Long.bitCount(reach) > maxDistance || Codec.lowestSharedDrawer(reach) != flag) {
+      return 0;
+    }
+    long xor = owner ^ fp;
+    int d = Long.bitCount(xor);
+    if (d <= maxDistance && Codec.lowestSharedDrawer(xor) >= 0) {
+      return 0; // a pair of the pairs step already
+    }
+    distance.set((byte) d);
+    out.write(FpPair.of(owner, fp), distance);
+    return 1;
+  }
+}

@@ -1,0 +1,85 @@
+package io.simhashindex.hfile;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.apache.hadoop.io.ByteWritable;
+import org.junit.jupiter.api.Test;
+
+/** The parts step's rule: which (owner, fingerprint) pairs a document's part adds, each once. */
+class PartsJobTest {
+  private static final int MAX = 8;
+
+  /** Every pair the part of {@code owner} adds against {@code fp}, over all 10 drawers of the part. */
+  private static List<long[]> added(long part, long owner, long fp) throws Exception {
+    List<long[]> out = new ArrayList<>();
+    ByteWritable distance = new ByteWritable();
+    for (int flag = 0; flag < Codec.drawers(); flag++) {
+      long prefix = PartsJob.prefix(Codec.drawerKey(part, flag));
+      if (prefix != PartsJob.prefix(Codec.drawerKey(fp, flag))) {
+        continue; // fp's row is not in this prefix group: the reducer never sees the two together
+      }
+      PartsJob.pair(part, owner, fp, (int) (prefix & 0xff), MAX, distance,
+          (pair, d) -> out.add(new long[] {pair.a, pair.b, d.get()}));
+    }
+    return out;
+  }
+
+  private static long flip(long x, SplittableRandom random, int bits) {
+    for (int i = 0; i < bits; i++) {
+      x ^= 1L << random.nextInt(64);
+    }
+    return x;
+  }
+
+  @Test
+  void aPartNearAFingerprintTheDrawersDoNotPairAddsItOnceAtTheOwnersDistance() throws Exception {
+    SplittableRandom random = new SplittableRandom(3);
+    int added = 0;
+    for (int n = 0; n < 2000; n++) {
+      long owner = random.nextLong();
+      long part = random.nextLong();
+      long fp = flip(part, random, random.nextInt(10));
+      List<long[]> got = added(part, owner, fp);
+      long reach = part ^ fp;
+      long xor = owner ^ fp;
+      boolean drawersPair = Long.bitCount(xor) <= MAX && Codec.lowestSharedDrawer(xor) >= 0;
+      boolean partReaches = Long.bitCount(reach) <= MAX && Codec.lowestSharedDrawer(reach) >= 0;
+      if (!partReaches || drawersPair) {
+        assertEquals(0, got.size());
+        continue;
+      }
+      assertEquals(1, got.size()); // once, though the part and fp may share several drawers
+      FpPair want = FpPair.of(owner, fp);
+      assertArrayEquals(new long[] {want.a, want.b, Long.bitCount(xor)}, got.get(0));
+      added++;
+    }
+    assertTrue(added > 100, "too few parts reached a fingerprint: " + added);
+  }
+
+  @Test
+  void aPartNeverPairsItsOwnFingerprintAndDuplicatePeersAreKeptOnce() throws Exception {
+    long owner = 0x0123456789abcdefL;
+    assertEquals(0, added(owner ^ 1, owner, owner).size());
+    long[] peers = {5, 7, 5, 9, 7, 5};
+    byte[] distances = {1, 2, 1, 3, 2, 1};
+    assertEquals(3, JoinJob.Meet.distinct(peers, distances, peers.length));
+    assertArrayEquals(new long[] {5, 7, 9}, java.util.Arrays.copyOf(peers, 3));
+    assertArrayEquals(new byte[] {1, 2, 3}, java.util.Arrays.copyOf(distances, 3));
+    long[] many = new long[100];
+    byte[] far = new byte[100];
+    for (int i = 0; i < many.length; i++) {
+      many[i] = i % 40;
+      far[i] = (byte) (i % 40);
+    }
+    assertEquals(40, JoinJob.Meet.distinct(many, far, many.length)); // past 32 peers, by a hash set
+    for (int i = 0; i < 40; i++) {
+      assertEquals(i, many[i]);
+      assertEquals(i, far[i]);
+    }
+  }
+}
