@@ -87,7 +87,9 @@ def make_index(hbase, dropper: Dropper) -> Iterator[Callable[..., IndexStore]]:
     def make(regions: int = 4, **config: object) -> IndexStore:
         prefix = f"t{uuid.uuid4().hex[:10]}"
         tables = index_tables(prefix, drawer_regions=regions)
-        client = connect(hbase.host, hbase.thrift2_port)
+        # The first schema of a session waits on the regions of an HBase just started: on a busy machine (the
+        # YARN cluster starting beside it) its tableExists took over the client's default 10 s.
+        client = connect(hbase.host, hbase.thrift2_port, timeout_ms=60_000)
         try:
             apply_schema(client, tables)
         finally:
