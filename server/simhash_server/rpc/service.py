@@ -96,13 +96,16 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         if self._open_error is not None:
             raise Unavailable(f"the index is not reachable: {self._open_error}")
 
+    @property
+    def _stores_parts(self) -> bool:
+        """Whether the index's recipe makes a text's parts with every sketch (v5)."""
+        return recipe_of(self.requests.version).sketch.parts
+
     async def _off_loop_if_long(self, chars: int, work: Callable[..., R], *args: object, parts: bool = False) -> R:
         """``work(*args)``, which fingerprints ``chars`` characters (and, with ``parts``, the parts of those
         texts that verified queries look up: fingerprint/parts.py): in a worker thread when that is more than
         INLINE_TEXT_CHARS' worth, and in a span of its own while tracing."""
-        # v5 fingerprints a text's parts for every sketch it makes, whether or not a query looks them up.
-        stored = recipe_of(self.requests.version).sketch.parts
-        weight = 1 + parts_work(self.requests.version) if parts or stored else 1
+        weight = 1 + parts_work(self.requests.version) if parts else 1
         if not chars or not tracing.on():
             return await self._fingerprinting(round(chars * weight), work, *args)
         attributes = {"simhash.chars": chars, "simhash.fingerprint_version": short_name(self.requests.version)}
@@ -116,7 +119,9 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
 
     async def _fingerprinted(self, request: Request, sketch: bool = True, parts: bool = False) -> Made:
         chars = len(request.text) if request.text is not None else 0
-        return await self._off_loop_if_long(chars, self.requests.document_of, request, "", sketch, parts, parts=parts)
+        # v5 fingerprints a text's parts for every sketch it makes, whether or not a query looks them up.
+        made = parts or (sketch and self._stores_parts)
+        return await self._off_loop_if_long(chars, self.requests.document_of, request, "", sketch, parts, parts=made)
 
     async def _query(
         self,
@@ -165,7 +170,9 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         self.requests.check_batch_size(request.documents, "documents")
         tracing.annotate(batch_size=len(request.documents))
         chars = sum(len(item.text) for item in request.documents)
-        outcomes, good = await self._off_loop_if_long(chars, self.requests.checked_documents, request, deadline)
+        outcomes, good = await self._off_loop_if_long(
+            chars, self.requests.checked_documents, request, deadline, parts=self._stores_parts
+        )
         if good:
             self._require_index()
             await self.index.index_many(good, deadline)
