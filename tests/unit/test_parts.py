@@ -5,16 +5,27 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import sys
+from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from simhash_server.fingerprint import V1, V3, V4, V4_NOFOLD, fingerprint, recipe_of
-from simhash_server.fingerprint.parts import part_texts, parts_work
+from simhash_server.fingerprint import V1, V3, V4, V4_NOFOLD, V5, fingerprint, recipe_of
+from simhash_server.fingerprint.codepoints import every_code_point
+from simhash_server.fingerprint.native import fingerprinter
+from simhash_server.fingerprint.normalize import normalize
+from simhash_server.fingerprint.parts import line_span, lines_normalize_apart, part_texts, parts_work
 from simhash_server.fingerprint.pipeline import part_fingerprints
 from simhash_server.fingerprint.sketch import similarity
+from simhash_server.fingerprint.sketch_format import parts_trailer
 from simhash_server.index.in_batch import Item, decide_in_order
 from simhash_server.index.keys import drawer_prefixes
 from simhash_server.index.model import Near, Probe, merged, part_probes, verified
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "golden"))
+from texts import golden_texts
 
 
 def _sentence(rng: random.Random, base: int) -> str:
@@ -116,3 +127,116 @@ def test_a_copy_a_part_found_far_away_comes_before_nearer_pages_the_sketch_rates
     answer = verified(candidates, sent.sketch, 0.3, None)
     assert [h.doc_id for h in answer.hits] == ["page", "neighbour", "unchecked"]
     assert [h.doc_id for h in verified(candidates, sent.sketch, 0.3, 1).hits] == ["page"]
+
+
+# What the one-pass parts must match: each part fingerprinted as a text of its own (part_fingerprints).
+_PLAIN = [
+    "word",
+    "Quick brown fox",
+    " ",
+    "  ",
+    "2024-10-02",
+    "v1.2",
+    ".",
+    "!",
+    "?",
+    ";",
+    "。",
+    "，",
+    "\n",
+    "\n",
+    "\r\n",
+    "\r",
+    "\t",
+    "ＡＢＣ１２",
+    "e\u0301",
+    "\u200b",
+    "\u00ad",
+    "ß",
+    "軟體",
+    "資訊",
+    "网络",
+    "電腦程式",
+    "我们讨论了相似度",
+    "ﬁ",
+    "<email>",
+    "a < b",
+]
+_PIECES = [
+    *_PLAIN,
+    "&& ",
+    "<p>",
+    "</div>",
+    "<span\nclass=x>",
+    "&amp;",
+    "&",
+    "2>&1",
+    "&#160;",
+    "\u2028",
+    "\x0c",
+    "\x85",
+    "<!--\n-->",
+    "<script>x\n</script>",
+]
+
+
+@pytest.mark.parametrize("version", [V4, V4_NOFOLD, V5])
+def test_parts_from_one_pass_equal_each_part_fingerprinted_alone(version: str) -> None:
+    rng = random.Random(7)
+    texts = [*golden_texts().values(), *page_in_template(3)]
+    for pieces in [_PLAIN] * 200 + [_PIECES] * 100 + [_PLAIN * 12 + _PIECES] * 100:  # the last: a little markup
+        texts.append("".join(rng.choice(pieces) for _ in range(rng.randint(5, 120))))
+    one_pass = located = 0
+    for text in texts:
+        made = fingerprint(text, version, parts=True)
+        assert made.parts == part_fingerprints(text, version, made.value), repr(text[:200])
+        assert made == dataclasses.replace(fingerprint(text, version), parts=made.parts)
+        one_pass += lines_normalize_apart(text) and len(text.splitlines()) > 4
+        form = recipe_of(version).normalization
+        whole = normalize(text, True, form)
+        located += not lines_normalize_apart(text) and any(
+            line_span(whole, normalize(part, True, form)) for part in part_texts(text, recipe_of(version).query_parts)
+        )
+    # Most texts took the one-pass path, and markup's parts were found in the whole text: both were checked.
+    assert one_pass > 150 and located > 30
+
+
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=60))
+def test_parts_from_one_pass_equal_each_part_alone_for_any_text(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    made = fingerprint(text, V5, sketch=True)
+    assert made.parts == part_fingerprints(text, V5, made.value)
+    # v5's sketch is v4's (its first byte names the format) and the parts after it.
+    assert made.sketch[1:] == fingerprint(text, V4, sketch=True).sketch[1:] + parts_trailer(made.parts)
+
+
+def test_normalising_keeps_lines_apart_for_every_character_but_markup_and_other_breaks() -> None:
+    # The lemma the one-pass parts rest on: line k of a normalised text is line k normalised alone.
+    every = every_code_point().translate({ord(c): None for c in "&<\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
+    every = "".join(c for c in every if not "\ud800" <= c <= "\udfff")
+    lines = [every[start : start + 97] for start in range(0, len(every), 97)]
+    text = "\n".join(lines)
+    assert lines_normalize_apart(text)
+    for form in {recipe_of(v).normalization for v in (V4, V4_NOFOLD, V5)}:
+        assert normalize(text, True, form).split("\n") == [normalize(line, True, form) for line in lines]
+
+
+def test_markup_and_other_line_breaks_take_the_part_by_part_path() -> None:
+    assert lines_normalize_apart("a <email> b\nsee 2>&1, a & b and a && b\r\nline")
+    for text in ("a<p>b\nc", "a &amp; b", "x&#160;y", "a<span\nclass=x>b", "a\u2028b", "a\x0cb"):
+        assert not lines_normalize_apart(text), text
+
+
+def test_spans_out_of_the_texts_lines_are_refused() -> None:
+    rust = fingerprinter(recipe_of(V4).features, True)
+    for spans in ([(2, 1)], [(0, 4)], [(1, 1)]):
+        with pytest.raises(ValueError, match="spans"):
+            rust.fingerprint_with_spans("a\nb\nc", None, spans)
+
+
+def test_a_line_span_is_where_a_part_is_whole_lines_of_the_text() -> None:
+    text = "a\nb c\nd\nb c\nd e"
+    assert line_span(text, "b c\nd") == (1, 3)  # the first of two places
+    assert line_span(text, "d e") == (4, 5) and line_span(text, text) == (0, 5)
+    assert line_span(text, "c\nd") is None and line_span(text, "b") is None  # not whole lines
+    assert line_span("a\n\nb", "") == (1, 2) and line_span("a\nb", "") is None  # an empty line, or none

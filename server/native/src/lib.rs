@@ -173,10 +173,15 @@ impl Fingerprinter {
     }
 
     /// Recipe v4 (`sentences.segments`, `features.segment_grams`, `minhash.tiered_minhash_bits`): the
-    /// fingerprint of a normalised text and the hashes of all its tokens, in order.  Segments end at a
-    /// sentence end or a line break; a sentence of 10 tokens or more is tier 0, of 4 or more tier 1, the rest
-    /// tier 2.  Each distinct character gram within a segment counts once, at the lowest tier it has.
-    fn tiered_minhash(&self, text: &str) -> (u64, Vec<u64>) {
+    /// fingerprint of a normalised text, the hashes of all its tokens, in order, and the fingerprints of the
+    /// texts of its lines `a..b` for each `(a, b)` of `spans`.  Segments end at a sentence end or a line
+    /// break; a sentence of 10 tokens or more is tier 0, of 4 or more tier 1, the rest tier 2.  Each distinct
+    /// character gram within a segment counts once, at the lowest tier it has.
+    ///
+    /// A span's fingerprint is the one its lines' text would get alone: no segment crosses a line break, the
+    /// digit runs and phrases folded contain none (checked where the phrases are given), so a line's grams
+    /// and tiers do not depend on the lines around it, and each tier's grams are kept in line order.
+    fn tiered_minhash(&self, text: &str, spans: &[(usize, usize)]) -> PyResult<(u64, Vec<u64>, Vec<u64>)> {
         // `normalize.fold_digits_and_phrases`: each run of ASCII digits becomes one 0, then the phrases.
         let mut digits = String::with_capacity(text.len());
         let mut in_run = false;
@@ -204,29 +209,54 @@ impl Fingerprinter {
         // bit with the same value in every round, so the rounds need no sort or dedup to count it once at its
         // lowest tier (the Python reference dedups; the fingerprints are the same).
         let mut by_tier: [Vec<u64>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-        let (mut joined, mut weights) = (String::new(), Vec::new());
+        let mut scratch = (String::new(), Vec::new());
+        // lines[k]: how many grams each tier held where line k began; one entry more for the text's end.
+        let mut lines: Vec<[usize; 3]> = vec![[0; 3]];
         let mut start = 0;
-        let mut segment = |piece: &str, ended: bool, hashes: &mut Vec<u64>| {
-            let tokens = self.tokens(piece);
-            if tokens.is_empty() {
-                return;
-            }
-            let tier: usize = match tokens.len() {
-                n if ended && n >= LONG_SENTENCE => 0,
-                n if ended && n >= SHORT_SENTENCE => 1,
-                _ => 2,
-            };
-            segment_grams(&tokens, (&mut joined, &mut weights), &mut by_tier[tier]);
-            hashes.extend(tokens.iter().map(|t| xxh3_64(t.as_bytes())));
-        };
         for (at, ch) in text.char_indices() {
             if ends_segment(ch) {
-                segment(&text[start..at], ch != '\n', &mut hashes);
+                self.segment(&text[start..at], ch != '\n', &mut by_tier, &mut hashes, &mut scratch);
                 start = at + ch.len_utf8();
+                if ch == '\n' {
+                    lines.push(by_tier.each_ref().map(Vec::len));
+                }
             }
         }
-        segment(&text[start..], false, &mut hashes);
-        (tiered_rounds(&by_tier), hashes)
+        self.segment(&text[start..], false, &mut by_tier, &mut hashes, &mut scratch);
+        lines.push(by_tier.each_ref().map(Vec::len));
+        let mut parts = Vec::with_capacity(spans.len());
+        for &(a, b) in spans {
+            if a >= b || b >= lines.len() {
+                return Err(PyValueError::new_err(format!(
+                    "spans: ({a}, {b}) is no range of the text's {} lines",
+                    lines.len() - 1
+                )));
+            }
+            parts.push(tiered_rounds([0, 1, 2].map(|t| &by_tier[t][lines[a][t]..lines[b][t]])));
+        }
+        Ok((tiered_rounds(by_tier.each_ref().map(Vec::as_slice)), hashes, parts))
+    }
+
+    /// One segment of recipe v4: its grams pushed onto its tier's list, its tokens' hashes onto `hashes`.
+    fn segment(
+        &self,
+        piece: &str,
+        ended: bool,
+        by_tier: &mut [Vec<u64>; 3],
+        hashes: &mut Vec<u64>,
+        (joined, weights): &mut (String, Vec<(usize, u32)>),
+    ) {
+        let tokens = self.tokens(piece);
+        if tokens.is_empty() {
+            return;
+        }
+        let tier: usize = match tokens.len() {
+            n if ended && n >= LONG_SENTENCE => 0,
+            n if ended && n >= SHORT_SENTENCE => 1,
+            _ => 2,
+        };
+        segment_grams(&tokens, (joined, weights), &mut by_tier[tier]);
+        hashes.extend(tokens.iter().map(|t| xxh3_64(t.as_bytes())));
     }
 
     /// The blend features of the tokens: unigrams weigh `u` x IDF, bigrams `b` x and skip-bigrams `s` x
@@ -294,6 +324,10 @@ impl Fingerprinter {
         }
         let phrases = match phrases {
             Some(table) if !table.is_empty() => {
+                // Lines' fingerprints (`spans`) rely on no phrase reaching across a line break.
+                if let Some(bad) = table.iter().find(|(k, v)| k.contains('\n') || v.contains('\n')) {
+                    return Err(PyValueError::new_err(format!("phrase table: {:?} holds a line break", bad.0)));
+                }
                 let (keys, values): (Vec<String>, Vec<String>) = table.into_iter().unzip();
                 let automaton = AhoCorasick::builder()
                     .match_kind(MatchKind::LeftmostLongest)
@@ -343,18 +377,36 @@ impl Fingerprinter {
         normalized: &str,
         sketch: Option<(usize, u32)>,
     ) -> PyResult<(u64, usize, Option<Bound<'py, PyBytes>>)> {
+        let (value, distinct, packed, _) = self.fingerprint_with_spans(py, normalized, sketch, Vec::new())?;
+        Ok((value, distinct, packed))
+    }
+
+    /// `fingerprint`, and for recipe v4 the fingerprint of each `(a, b)` of `spans`: the text of the
+    /// normalised text's lines a to b - 1 (split at '\n'), as `fingerprint` would give that text alone, from
+    /// the grams the whole text's pass made (see `tiered_minhash`).
+    #[pyo3(signature = (normalized, sketch, spans))]
+    fn fingerprint_with_spans<'py>(
+        &self,
+        py: Python<'py>,
+        normalized: &str,
+        sketch: Option<(usize, u32)>,
+        spans: Vec<(usize, usize)>,
+    ) -> PyResult<(u64, usize, Option<Bound<'py, PyBytes>>, Vec<u64>)> {
         if let Some((bins, bits)) = sketch {
             check_shape(bins, bits)?;
         }
-        let (value, distinct, packed) = py.detach(|| {
+        if !self.tiered && !spans.is_empty() {
+            return Err(PyValueError::new_err("spans: only a tiered (v4) fingerprinter fingerprints lines"));
+        }
+        let (value, distinct, packed, parts) = py.detach(|| {
             if self.tiered {
-                let (value, hashes) = self.tiered_minhash(normalized);
+                let (value, hashes, parts) = self.tiered_minhash(normalized, &spans)?;
                 let mut all = shingles(&hashes);
                 // The sketch's bins keep minima, so the distinct shingles give the same sketch as all of them.
                 let packed = sketch.map(|(bins, bits)| pack(&bin_minima_of_shingles(&all, bins), bits));
                 all.sort_unstable();
                 all.dedup();
-                return Ok((value, if hashes.is_empty() { 0 } else { all.len() }, packed));
+                return Ok((value, if hashes.is_empty() { 0 } else { all.len() }, packed, parts));
             }
             let tokens = self.tokens(normalized);
             let hashes: Vec<u64> = tokens.iter().map(|t| xxh3_64(t.as_bytes())).collect();
@@ -372,9 +424,9 @@ impl Fingerprinter {
                     self.blend_tfidf(&hashes, &idfs, weights).finish()?
                 }
             };
-            Ok::<_, PyErr>((value, distinct, sketch.map(|(bins, bits)| packed_sketch_of(&hashes, bins, bits))))
+            Ok::<_, PyErr>((value, distinct, sketch.map(|(bins, bits)| packed_sketch_of(&hashes, bins, bits)), Vec::new()))
         })?;
-        Ok((value, distinct, packed.map(|bytes| PyBytes::new(py, &bytes))))
+        Ok((value, distinct, packed.map(|bytes| PyBytes::new(py, &bytes)), parts))
     }
 }
 
@@ -446,7 +498,7 @@ fn segment_grams(tokens: &[&str], scratch: (&mut String, &mut Vec<(usize, u32)>)
 /// Recipe v4's fingerprint of distinct grams by tier (`minhash.tiered_minhash_bits`): rounds of
 /// one-permutation hashing, tier t taking part from round TIER_ENTRY[t]; a bit is settled by the first round
 /// that lands a gram on it, with that round's smallest value there, and is that value's lowest bit.
-fn tiered_rounds(by_tier: &[Vec<u64>; 3]) -> u64 {
+fn tiered_rounds(by_tier: [&[u64]; 3]) -> u64 {
     let Some(first) = (0..3).find(|&t| !by_tier[t].is_empty()) else {
         return 0;
     };
@@ -459,7 +511,7 @@ fn tiered_rounds(by_tier: &[Vec<u64>; 3]) -> u64 {
             if TIER_ENTRY[tier] > round {
                 continue;
             }
-            for &x in grams {
+            for &x in grams.iter() {
                 let y = fmix64(x ^ seed);
                 let bit = if round < FORCED_FROM { (y >> 58) as usize } else { ((round - FORCED_FROM) % 64) as usize };
                 lowest[bit] = lowest[bit].min(y & VALUE_MASK);

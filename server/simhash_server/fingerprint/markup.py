@@ -22,7 +22,7 @@ import unicodedata
 
 from simhash_server.fingerprint.codepoints import every_code_point
 
-__all__ = ["BLOCK_ELEMENTS", "INLINE_ELEMENTS", "INVISIBLE", "strip_markup"]
+__all__ = ["BLOCK_ELEMENTS", "INLINE_ELEMENTS", "INVISIBLE", "markup_free", "strip_markup"]
 
 BLOCK_ELEMENTS = (  # noqa: SIM905 (a word list)
     "address article aside blockquote body br dd details div dl dt fieldset figcaption figure footer form h1 "
@@ -54,3 +54,11 @@ def strip_markup(text: str) -> str:
     if "\r" in text:
         text = _NEWLINES.sub("\n", text)
     return text
+
+
+def markup_free(text: str) -> bool:
+    """Whether ``strip_markup`` changes nothing in ``text`` but its CRs (an ampersand or a bracketed word that
+    is no reference or tag, ``2>&1``, ``<email>``, is text)."""
+    if "&" not in text and "<" not in text:
+        return True
+    return strip_markup(text) == _NEWLINES.sub("\n", text)

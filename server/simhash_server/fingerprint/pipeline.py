@@ -5,12 +5,14 @@ for v3 -> word 3-shingles (features.py) -> 1-bit MinHash (minhash.py), or for v4
 (sentences.py) -> character grams within segments (features.py) -> tiered 1-bit MinHash (minhash.py); with
 ``sketch=True`` the same tokens also give the verification sketch (sketch.py) in the version's format, and for
 a format that carries them (v5) the fingerprints of the text's parts after it (parts.py).
-Steps 2-4 run in Rust when the extension is installed (native.py), with identical output.
+Steps 2-4 run in Rust when the extension is installed (native.py), with identical output; there a v4 text's
+parts come from the whole text's one pass where normalising keeps its lines apart (parts.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from simhash_server.fingerprint.features import (
     SHINGLES,
@@ -23,7 +25,7 @@ from simhash_server.fingerprint.hexform import to_hex
 from simhash_server.fingerprint.minhash import shingle_minhash, tiered_minhash_bits
 from simhash_server.fingerprint.native import fingerprinter
 from simhash_server.fingerprint.normalize import FOLDED, fold_digits_and_phrases, normalize
-from simhash_server.fingerprint.parts import part_texts
+from simhash_server.fingerprint.parts import line_span, lines_normalize_apart, part_spans, part_texts
 from simhash_server.fingerprint.sentences import segments
 from simhash_server.fingerprint.simhash import simhash
 from simhash_server.fingerprint.sketch import distinct_shingle_count, sketch_of_hashes
@@ -39,7 +41,7 @@ class Fingerprint:
     value: int  # unsigned 64-bit, bit 63 most significant
     features: int  # distinct weighted features (v3: distinct shingles); below ~50 the fingerprint says little
     sketch: bytes = b""  # the verification sketch, when asked for
-    parts: tuple[int, ...] = ()  # with the sketch of a format that stores them (v5): part_fingerprints
+    parts: tuple[int, ...] = ()  # when asked for, or with a v5 sketch: part_fingerprints
 
     @property
     def hex(self) -> str:
@@ -47,20 +49,42 @@ class Fingerprint:
 
 
 def fingerprint(
-    text: str, version: str = FINGERPRINT_VERSION, sketch: bool = False, native: bool = True
+    text: str, version: str = FINGERPRINT_VERSION, sketch: bool = False, native: bool = True, parts: bool = False
 ) -> Fingerprint:
-    """The fingerprint of ``text`` by the recipe ``version`` names; ``native=False`` forces the Python
-    pipeline (tests and benchmarks)."""
-    made = _whole(text, version, sketch, native)
-    if not (sketch and recipe_of(version).sketch.parts):
-        return made
-    parts = part_fingerprints(text, version, made.value, native)
-    return Fingerprint(made.value, made.features, made.sketch + parts_trailer(parts), parts)
+    """The fingerprint of ``text`` by the recipe ``version`` names; with ``parts``, or with the sketch of a
+    format that stores them (v5), also the fingerprints of its parts (``part_fingerprints``).
+    ``native=False`` forces the Python pipeline (tests and benchmarks)."""
+    recipe = recipe_of(version)
+    stored = sketch and recipe.sketch.parts
+    if not ((parts or stored) and recipe.query_parts):
+        return _whole(text, version, sketch, native)
+    rust = _rust(version) if native else None
+    if rust is None:
+        made = _whole(text, version, sketch, native)
+        found = part_fingerprints(text, version, made.value, native)
+    else:
+        # One pass: a part's grams are its lines' grams in the whole text's pass (parts.py).
+        normalized = _normalized(text, version, native)
+        if lines_normalize_apart(text):
+            located: list[tuple[int, int] | str] = [*part_spans(len(text.splitlines()), recipe.query_parts)]
+        else:  # markup: each part normalised, and found among the whole's lines where it is there
+            alone = (_normalized(part, version, native) for part in part_texts(text, recipe.query_parts))
+            located = [line_span(normalized, part) or part for part in alone]
+        spans = [where for where in located if isinstance(where, tuple)]
+        shape = (recipe.sketch.bins, recipe.sketch.bits) if sketch else None
+        value, distinct, packed, of_spans = rust.fingerprint_with_spans(normalized, shape, spans)
+        made = Fingerprint(value, distinct, header_of(recipe.sketch, distinct) + packed if sketch else b"")
+        next_span = iter(of_spans)
+        values = (next(next_span) if isinstance(where, tuple) else rust.fingerprint(where)[0] for where in located)
+        found = tuple(dict.fromkeys(v for v in values if v != value))
+    return Fingerprint(made.value, made.features, made.sketch + (parts_trailer(found) if stored else b""), found)
 
 
 def part_fingerprints(text: str, version: str, whole: int, native: bool = True) -> tuple[int, ...]:
     """The distinct fingerprints of the parts of ``text`` that the recipe ``version`` cuts (parts.py), other
-    than the whole text's (``whole``), in the recipe's order: none for a recipe without parts."""
+    than the whole text's (``whole``), in the recipe's order: none for a recipe without parts.  Each part is
+    fingerprinted as a text of its own; ``fingerprint(..., parts=True)`` gives the same, in one pass where
+    it can."""
     cuts = recipe_of(version).query_parts
     found: dict[int, None] = {}
     for part in part_texts(text, cuts) if cuts else ():
@@ -70,11 +94,20 @@ def part_fingerprints(text: str, version: str, whole: int, native: bool = True) 
     return tuple(found)
 
 
+def _normalized(text: str, version: str, native: bool) -> str:
+    return normalize(text, native, recipe_of(version).normalization)
+
+
+def _rust(version: str) -> Any | None:
+    recipe = recipe_of(version)
+    return fingerprinter(recipe.features, None if recipe.features != TIERED_GRAMS else recipe.normalization == FOLDED)
+
+
 def _whole(text: str, version: str, sketch: bool, native: bool) -> Fingerprint:
     recipe = recipe_of(version)
-    normalized = normalize(text, native, recipe.normalization)
+    normalized = _normalized(text, version, native)
     scripts = None if recipe.features != TIERED_GRAMS else recipe.normalization == FOLDED
-    rust = fingerprinter(recipe.features, scripts) if native else None
+    rust = _rust(version) if native else None
     if rust is not None:
         shape = (recipe.sketch.bins, recipe.sketch.bits) if sketch else None
         value, distinct, packed = rust.fingerprint(normalized, shape)

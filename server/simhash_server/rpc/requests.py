@@ -14,8 +14,7 @@ from typing import Any, NamedTuple, Protocol
 
 from simhash_index.v1 import simhash_index_pb2 as pb
 from simhash_schema import VersionMismatch
-from simhash_server.fingerprint import Recipe, fingerprint, recipe_of
-from simhash_server.fingerprint.pipeline import part_fingerprints
+from simhash_server.fingerprint import Recipe, fingerprint
 from simhash_server.index.errors import DeadlineExceeded, InvalidArgument
 from simhash_server.index.model import Document, Hit, check_doc_id
 from simhash_server.index.request import Request, check_request
@@ -130,14 +129,8 @@ class Requests:
                 )
             assert request.fingerprint is not None  # check_request gives exactly one of the two
             return Made(request.fingerprint, 0, b"")
-        fp = fingerprint(request.text, self.version, sketch=sketch)
-        if not parts:
-            found: tuple[int, ...] = ()
-        elif sketch and recipe_of(self.version).sketch.parts:
-            found = fp.parts  # made for the sketch already (v5 stores them)
-        else:
-            found = part_fingerprints(request.text, self.version, fp.value)
-        return Made(fp.value, fp.features, fp.sketch, found)
+        fp = fingerprint(request.text, self.version, sketch=sketch, parts=parts)
+        return Made(fp.value, fp.features, fp.sketch, fp.parts if parts else ())
 
     def check_batch_size(self, items: Sequence[Any], field: str) -> None:
         if len(items) > self.limits.max_batch:
