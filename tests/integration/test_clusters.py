@@ -37,7 +37,7 @@ from truth import (
 
 from simhash_server.fingerprint import V5, fingerprint
 from simhash_server.fingerprint.sketch import similarity
-from simhash_server.fingerprint.sketch_format import comparable, stored_parts
+from simhash_server.fingerprint.sketch_format import comparable, parts_trailer, stored_parts
 from simhash_server.index.keys import PAIRS, SEGMENTS, drawer_keys
 from simhash_server.index.model import Document
 from simhash_server.index.store import IndexStore
@@ -569,17 +569,40 @@ def plant_parts(groups: int, seed: int) -> dict[str, Document]:
     }
 
 
+def plant_hot_parts(members: int, owners: int, seed: int) -> dict[str, Document]:
+    """A hot prefix group for the parts step: ``members`` fingerprints sharing drawer 0's two segments, and
+    ``owners`` documents elsewhere, each storing one part 1-8 bits from a member with those segments kept.
+    Every sketch has one text's bins, so each pair the rule reaches is a verified pair."""
+    rng = random.Random(seed)
+    alone = fingerprint("一段只在这里出现的文字，用来做所有文档共同的草图。", V5, sketch=True).sketch
+    assert alone.endswith(parts_trailer(()))  # one line: no parts
+    bins = alone[: -len(parts_trailer(()))]
+    kept = _segment_mask(0) | _segment_mask(1)
+    free = [bit for bit in range(64) if not kept >> bit & 1]
+    shared = rng.getrandbits(64) & kept
+    fps = [shared | (rng.getrandbits(64) & ~kept) for _ in range(members)]
+    documents = {f"hot{i}": Document(f"hot{i}", fp, bins + parts_trailer(())) for i, fp in enumerate(fps)}
+    for k in range(owners):
+        part = rng.choice(fps)
+        for bit in rng.sample(free, rng.randint(1, 8)):
+            part ^= 1 << bit
+        documents[f"owner{k}"] = Document(f"owner{k}", rng.getrandbits(64), bins + parts_trailer((part,)))
+    return documents
+
+
 def test_a_v5_index_clusters_copies_that_only_a_stored_part_reaches(make_index, hbase, tmp_path: Path) -> None:
     """On a v5 index (sketches with their text's parts), verified clusters also pair a document with another
     one whose fingerprint a part of it reaches, as a verified query of it would; brute force over the same
-    rule agrees pair by pair.  One run, about 20 s: the two jobs of the parts step are the difference."""
+    rule agrees pair by pair, in a hot prefix group cut into tiles too.  One run, about 20 s: the two jobs
+    of the parts step are the difference."""
     store: IndexStore = make_index(regions=2)
     assert store.recipe.version == V5
-    documents = plant_parts(40, seed=11)
+    documents = plant_parts(40, seed=11) | plant_hot_parts(120, 60, seed=12)
     store.index_many(list(documents.values()))
     output = tmp_path / "parts"
+    # A budget of 1,000 comparisons makes the 120 fingerprints of one prefix a hot group, in 4 x 4 tiles.
     args = [CLI, "clusters", str(output), "--min-similarity", "0.75", "--clustering", "components",
-            "--heap-mb", "1024", "--sort-mb", "64"]  # fmt: skip
+            "--budget", "1000", "--heap-mb", "1024", "--sort-mb", "64"]  # fmt: skip
     done = subprocess.run(args, env=job_env(store, hbase), capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-3000:]
 
@@ -608,5 +631,8 @@ def test_a_v5_index_clusters_copies_that_only_a_stored_part_reaches(make_index, 
     assert not any(k & {f"p{g}-other"} for k in want for g in range(40))  # a page alone stays alone
     summary = json.loads((output / "summary.json").read_text())
     assert summary["pairs_through_parts"] >= through_parts and summary["document_parts"] > 0
+    assert summary["hot_groups"] >= 1 and summary["part_tiles"] >= 16
+    owners = {k for k in want if any(doc.startswith("owner") for doc in k)}
+    assert len(owners) >= 60  # each owner's part reached its member in a tile
     links = [tuple(("doc", doc) for doc in pair) for pair in want]
     assert {doc: c for doc, c in read_parts(output / "clusters")} == components(links, documents)  # type: ignore[arg-type]

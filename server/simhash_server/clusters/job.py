@@ -85,6 +85,7 @@ _COUNTERS = {
     "document parts": "document_parts",
     "part comparisons": "part_comparisons",
     "pairs through parts": "pairs_through_parts",
+    "part tiles": "part_tiles",
     "fingerprints with documents": "fingerprints",
     "documents": "documents",
     "fingerprints without documents": "fingerprints_without_documents",

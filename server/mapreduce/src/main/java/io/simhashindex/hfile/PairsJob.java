@@ -228,6 +228,29 @@ final class PairsJob {
   }
 
   // -- hot groups ---------------------------------------------------------------------------------------
+  /** What {@link #readSizes} gives each hot group to. */
+  interface SizeSink {
+    void accept(byte[] prefix, long size);
+  }
+
+  /** Each hot group's prefix and size, as the pairs job wrote them under {@link #GROUPS}; none if unset. */
+  static void readSizes(Configuration conf, SizeSink sink) throws IOException {
+    if (conf.get(GROUPS) == null) {
+      return;
+    }
+    Path groups = new Path(conf.get(GROUPS));
+    FileSystem fs = groups.getFileSystem(conf);
+    BytesWritable prefix = new BytesWritable();
+    LongWritable size = new LongWritable();
+    for (FileStatus file : fs.globStatus(new Path(groups, SIZES + "/part*"))) {
+      try (SequenceFile.Reader reader = new SequenceFile.Reader(conf, SequenceFile.Reader.file(file.getPath()))) {
+        while (reader.next(prefix, size)) {
+          sink.accept(prefix.copyBytes(), size.get());
+        }
+      }
+    }
+  }
+
   /** Each fingerprint of a hot group to every tile (pair of blocks) that holds its block. */
   static final class TileFeed extends Mapper<BytesWritable, FpPair, BytesWritable, FpPair> {
     private final Map<String, Long> sizes = new HashMap<>();
@@ -237,17 +260,7 @@ final class PairsJob {
     protected void setup(Context context) throws IOException {
       Configuration conf = context.getConfiguration();
       block = blockSize(conf.getLong(BUDGET, 50_000_000L));
-      Path groups = new Path(conf.get(GROUPS));
-      FileSystem fs = groups.getFileSystem(conf);
-      BytesWritable prefix = new BytesWritable();
-      LongWritable size = new LongWritable();
-      for (FileStatus file : fs.globStatus(new Path(groups, SIZES + "/part*"))) {
-        try (SequenceFile.Reader reader = new SequenceFile.Reader(conf, SequenceFile.Reader.file(file.getPath()))) {
-          while (reader.next(prefix, size)) {
-            sizes.put(Arrays.toString(prefix.copyBytes()), size.get());
-          }
-        }
-      }
+      readSizes(conf, (prefix, size) -> sizes.put(Arrays.toString(prefix), size));
     }
 
     @Override

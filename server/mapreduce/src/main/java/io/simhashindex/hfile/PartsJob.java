@@ -2,7 +2,9 @@ package io.simhashindex.hfile;
 
 import java.io.IOException;
 import java.util.Arrays;
+import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.LongHashSet;
+import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.client.Result;
@@ -28,11 +30,59 @@ import org.apache.hadoop.mapreduce.Reducer;
  * grouped by prefix with the rows' fingerprints first ({@link GroupKey}); each part is compared with them,
  * and a pair is written from the part's lowest shared drawer only, and only when the drawers did not find
  * (W, F) already.  A pair several parts reach comes out more than once; the join keeps one.
+ *
+ * <p>A prefix group costs its fingerprints times its parts, about twice the pairs step's m(m-1)/2 for it.  A
+ * group the pairs step found hot (over the budget) is therefore cut into tiles here too: its fingerprints and
+ * its parts each fall in one of n blocks by their bits, n the group's size over sqrt(budget), and tile (i, j)
+ * holds fingerprint block i and part block j; every fingerprint goes to the n tiles of its block, every part
+ * to the n tiles of its, so each fingerprint meets each part in exactly one reduce call, and the calls of one
+ * group spread over the reducers.  The tile's number rides above the 40-bit prefix in the reduce key.
  */
 final class PartsJob {
   static final String KEY = "simhash.clusters.parts"; // true: the sketches carry parts to meet
+  static final long MAX_BLOCKS = 4095; // a side: tile numbers up to 4095^2 + 1 fit the 24 bits above a prefix
+  private static final int PREFIX_BITS = 8 * Codec.PREFIX;
 
   private PartsJob() {}
+
+  /**
+   * The hot prefix groups (those the pairs step cut into tiles) and the blocks a side each is cut into here:
+   * its size over sqrt(budget), at most {@link #MAX_BLOCKS}.  Empty when no group is hot.
+   */
+  static Long2LongHashMap hotBlocks(Configuration conf) throws IOException {
+    Long2LongHashMap blocks = new Long2LongHashMap(0);
+    long block = PairsJob.blockSize(conf.getLong(PairsJob.BUDGET, 50_000_000L));
+    PairsJob.readSizes(conf,
+        (prefix, size) -> blocks.put(prefix(prefix), Math.min(MAX_BLOCKS, (size + block - 1) / block)));
+    return blocks;
+  }
+
+  /** The reduce group of tile (fingerprint block i, part block j) of a hot prefix cut into n blocks a side. */
+  static long tile(long prefix, long i, long j, long n) {
+    return prefix | ((i * n + j + 1) << PREFIX_BITS);
+  }
+
+  /** The block among n of a fingerprint or part: by its mixed bits, so a group's blocks are about equal. */
+  static long block(long x, long n) {
+    x ^= x >>> 33;
+    x *= 0xFF51AFD7ED558CCDL;
+    x ^= x >>> 33;
+    return Math.floorMod(x, n);
+  }
+
+  /** Writes {@code record} under {@code prefix}, or for a hot prefix under each tile of its block. */
+  static void toGroups(long prefix, long n, long own, boolean fingerprint, GroupKey key, FpPair record,
+      PairsJob.TaskInputOutput<GroupKey, FpPair> out) throws IOException, InterruptedException {
+    if (n == 0) {
+      key.group = prefix;
+      out.write(key, record);
+      return;
+    }
+    for (long other = 0; other < n; other++) {
+      key.group = fingerprint ? tile(prefix, own, other, n) : tile(prefix, other, own, n);
+      out.write(key, record);
+    }
+  }
 
   /** A drawer prefix (drawer value and flag) as a reduce key's group: value << 8 | flag. */
   static long prefix(byte[] key) {
@@ -47,6 +97,12 @@ final class PartsJob {
   static final class Parts extends TableMapper<GroupKey, FpPair> {
     private final GroupKey key = new GroupKey(0, GroupKey.THEN);
     private final LongHashSet seen = new LongHashSet();
+    private Long2LongHashMap hot;
+
+    @Override
+    protected void setup(Context context) throws IOException {
+      hot = hotBlocks(context.getConfiguration());
+    }
 
     @Override
     protected void map(ImmutableBytesWritable row, Result result, Context context)
@@ -64,8 +120,10 @@ final class PartsJob {
           context.getCounter(PairsJob.COUNTERS, "document parts").increment(1);
           FpPair record = new FpPair(part, whole);
           for (int flag = 0; flag < Codec.drawers(); flag++) {
-            key.group = prefix(Codec.drawerKey(part, flag));
-            context.write(key, record);
+            long prefix = prefix(Codec.drawerKey(part, flag));
+            long n = hot.get(prefix);
+            toGroups(prefix, n, n == 0 ? 0 : block(part ^ Long.rotateLeft(whole, 17), n), false, key, record,
+                context::write);
           }
         }
       }
@@ -75,6 +133,12 @@ final class PartsJob {
   /** The drawer table's rows, each to its prefix, ahead of the parts. */
   static final class Wholes extends TableMapper<GroupKey, FpPair> {
     private final GroupKey key = new GroupKey(0, GroupKey.FIRST);
+    private Long2LongHashMap hot;
+
+    @Override
+    protected void setup(Context context) throws IOException {
+      hot = hotBlocks(context.getConfiguration());
+    }
 
     @Override
     protected void map(ImmutableBytesWritable row, Result result, Context context)
@@ -83,9 +147,10 @@ final class PartsJob {
       if (bytes.length != Codec.KEY) {
         throw new IOException("drawer row of " + bytes.length + " bytes, not " + Codec.KEY + ": is this simhash-index's?");
       }
-      key.group = prefix(bytes);
+      long prefix = prefix(bytes);
       long fp = Codec.fingerprintOf(Arrays.copyOfRange(bytes, Codec.PREFIX, Codec.KEY));
-      context.write(key, new FpPair(fp, fp));
+      long n = hot.get(prefix);
+      toGroups(prefix, n, n == 0 ? 0 : block(fp, n), true, key, new FpPair(fp, fp), context::write);
     }
   }
 
@@ -124,6 +189,9 @@ final class PartsJob {
       }
       context.getCounter(PairsJob.COUNTERS, "part comparisons").increment(compared);
       context.getCounter(PairsJob.COUNTERS, "pairs through parts").increment(found);
+      if (key.group >>> PREFIX_BITS != 0) {
+        context.getCounter(PairsJob.COUNTERS, "part tiles").increment(1);
+      }
     }
   }
 

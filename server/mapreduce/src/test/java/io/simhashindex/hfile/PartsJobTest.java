@@ -82,4 +82,39 @@ class PartsJobTest {
       assertEquals(i, far[i]);
     }
   }
+
+  @Test
+  void inAHotGroupEachFingerprintMeetsEachPartInExactlyOneTileOfItsPrefix() throws Exception {
+    SplittableRandom random = new SplittableRandom(5);
+    long prefix = 0x12345678_03L; // drawer value and flag 3
+    for (long n : new long[] {1, 2, 7, PartsJob.MAX_BLOCKS}) {
+      for (int trial = 0; trial < 20; trial++) {
+        long fp = random.nextLong();
+        long part = random.nextLong();
+        java.util.Set<Long> fpTiles = groups(prefix, n, PartsJob.block(fp, n), true);
+        java.util.Set<Long> partTiles = groups(prefix, n, PartsJob.block(part, n), false);
+        assertEquals(n, fpTiles.size());
+        assertEquals(n, partTiles.size());
+        fpTiles.retainAll(partTiles);
+        assertEquals(1, fpTiles.size()); // one reduce call compares the two
+        long tile = fpTiles.iterator().next();
+        assertEquals(prefix, tile & 0xFF_FFFF_FFFFL); // the prefix, and so the flag, below the tile number
+        assertTrue(tile >>> 40 >= 1 && tile >>> 40 <= n * n);
+      }
+    }
+    assertEquals(java.util.Collections.singleton(prefix), groups(prefix, 0, 0, true)); // a group not hot
+    long[] sizes = new long[7];
+    for (int i = 0; i < 70_000; i++) {
+      sizes[(int) PartsJob.block(i * 0x10000L, 7)]++; // fingerprints alike in their low bits still spread
+    }
+    for (long size : sizes) {
+      assertTrue(size > 9_000 && size < 11_000, java.util.Arrays.toString(sizes));
+    }
+  }
+
+  private static java.util.Set<Long> groups(long prefix, long n, long own, boolean fingerprint) throws Exception {
+    java.util.Set<Long> out = new java.util.HashSet<>();
+    PartsJob.toGroups(prefix, n, own, fingerprint, new GroupKey(), new FpPair(1, 2), (key, value) -> out.add(key.group));
+    return out;
+  }
 }
