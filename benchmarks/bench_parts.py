@@ -34,7 +34,6 @@ from pairs import TemplateMaker, wrap
 
 from simhash_schema import apply_schema, connect, index_tables
 from simhash_server.fingerprint import V4, fingerprint, recipe_of
-from simhash_server.fingerprint.pipeline import part_fingerprints
 from simhash_server.index.async_store import AsyncIndexStore
 from simhash_server.index.model import VERIFY_MAX_DISTANCE, Document, Query
 from simhash_server.index.store import IndexStore, StoreConfig
@@ -55,8 +54,8 @@ def templated(docs: list[Doc], rng: random.Random) -> list[str]:
 async def ask(index: AsyncIndexStore, text: str, parts: bool) -> tuple[float, float, list[str]]:
     """(fingerprinting seconds, seconds in all, hit ids) of one verified query of ``text``."""
     began = time.perf_counter()
-    fp = fingerprint(text, V4, sketch=True)
-    found = part_fingerprints(text, V4, fp.value) if parts else ()
+    fp = fingerprint(text, V4, sketch=True, parts=parts)  # as the service makes them (rpc/requests.py)
+    found = fp.parts
     made = time.perf_counter()
     query = Query(fp.value, VERIFY_MAX_DISTANCE, 20, None, recipe_of(V4).query_floor, fp.sketch, found)
     (answer,) = await index.query_each([query])
