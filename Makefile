@@ -49,9 +49,9 @@ test-containers: install images
 # The distributed cluster (deploy/cluster.yaml: HDFS, ZooKeeper, HMaster, 2 region servers, Thrift, YARN,
 # 2 replicas) on a stack of its own: a region server killed under load, regions moved, a replica restarted,
 # the HMaster killed, ZooKeeper and the NameNode restarted, a replica cut off from HBase; then hfile-load and
-# clusters submitted to its YARN (tests/cluster/test_yarn.py: local records loaded, a Ctrl-C and a resume;
-# test_yarn_texts.py: texts on HDFS fingerprinted in the tasks with a NodeManager killed mid-job, the same
-# input through the local runner into the launcher's HBase, verified clusters read from snapshots).  Recovery times land in var/cluster-results.json.  About 15 minutes.
+# clusters submitted to its YARN (tests/cluster/test_yarn.py: local records loaded; test_yarn_texts.py: texts
+# on HDFS fingerprinted in the tasks with a NodeManager killed mid-job, the same input through the local
+# runner into the launcher's HBase, verified clusters read from snapshots, with a Ctrl-C and a resume).  Recovery times land in var/cluster-results.json.  About 15 minutes.
 test-cluster: install jars images pex
 	$(BIN)/python -m pytest --durations=12 tests/cluster $(PYTEST_ARGS)
 	@cat var/cluster-results.json

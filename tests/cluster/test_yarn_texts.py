@@ -12,12 +12,16 @@ attempt submitted and runs them again.
   tables' digests.
 - A server replica's verified Query finds the planted copies VERIFIED, with exactly the hits a brute force
   over the local fingerprints and sketches gives.
-- `clusters --runner yarn --min-similarity 0.75 --read snapshot` over the loaded index finds exactly the
-  verified pairs of a brute force over the same fingerprints and sketches (with the parts a v5 sketch
-  carries, which the parts step meets with the drawer rows), and groups them into exactly
-  CENTER's stars around a centre: the tasks read the tables' snapshots,
-  restored on HDFS beside the cluster's hbase.rootdir (from the copied hbase-site.xml), and the sketches in
-  fp2docs with them; the snapshots are deleted afterwards."""
+- `clusters --runner yarn --min-similarity 0.75 --read snapshot`, interrupted (SIGINT) while a phase after
+  pairs runs on YARN (its application ends killed) and run again (it resumes from the finished phases),
+  finds exactly the verified pairs of a brute force over the same fingerprints and sketches (with the parts
+  a v5 sketch carries, which the parts step meets with the drawer rows), and groups them into exactly the
+  stars around a centre: the tasks read the tables' snapshots, restored on HDFS beside the cluster's
+  hbase.rootdir (from the copied hbase-site.xml), and the sketches in fp2docs with them; the snapshots are
+  deleted afterwards.  Records of a fingerprint and sketch planted in one prefix group make it hot, so the
+  pairs step compares it in tiles.
+- A later load trusts the nodes the first one checked: when their Python has gone, its parse tasks fail
+  naming the node, and the next load checks them again."""
 
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ import gzip
 import json
 import random
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -47,8 +52,10 @@ from simhash_server.index.model import VERIFY_MAX_DISTANCE
 ROOT = Path(__file__).resolve().parents[2]
 FLOOR = 0.75  # v4's own
 MARKS = "/tmp/hadoop-yarn/staging/hbase/simhash-index-shared/checked-nodes"  # beside the user's staging area
-BASES = 4000  # pages of each language
-COPIES = 1000  # planted near-duplicates of each language
+BASES = 2000  # pages of each language
+COPIES = 500  # planted near-duplicates of each language
+HOT = 60  # records of a fingerprint and sketch, all in one prefix group of drawer 0: over BUDGET's tile
+BUDGET = 1_000  # comparisons per clusters task, the least it takes: a group of more than 45 is cut into tiles
 TEMPLATES = (
     (
         "首页 | 新闻 | 科技 | 联系我们\n本站文章均来自网络，仅供学习交流。\n",
@@ -111,7 +118,20 @@ def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanage
     cluster, yarn: YarnClient, hbase, tmp_path: Path
 ) -> None:
     texts, planted = corpus(seed=71)
+    # Here: the same texts through `fingerprint --sketch`, then bulk-load through Thrift.
+    local = tmp_path / "texts.jsonl"
+    local.write_text("".join(json.dumps({"id": d, "text": t}, ensure_ascii=False) + "\n" for d, t in texts.items()))
+    made = tmp_path / "fingerprints.jsonl"
+    with open(local) as source, open(made, "w") as sink:
+        subprocess.run([CLI, "fingerprint", "--sketch", "--workers", "2"], stdin=source, stdout=sink, check=True)
+    records = {r["id"]: r for r in map(json.loads, made.read_text().splitlines())}
+    hot = _hot_records(records["zh-0"])
+    with open(made, "a") as sink:
+        sink.writelines(json.dumps(record) + "\n" for record in hot)
+    records |= {r["id"]: r for r in hot}
+
     lines = [json.dumps({"doc_id": doc, "text": text}, ensure_ascii=False) for doc, text in texts.items()]
+    lines += [json.dumps(record) for record in hot]
     random.Random(72).shuffle(lines)
     for n, (bad, _) in enumerate(BAD_LINES):
         lines.insert(1 + n * len(lines) // len(BAD_LINES), bad)
@@ -123,14 +143,6 @@ def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanage
         data = "".join(line + "\n" for line in lines[n * quarter : (n + 1) * quarter]).encode()
         cluster.hdfs_put(name, gzip.compress(data) if n % 2 else data)
         parts.append(name)
-
-    # Here: the same texts through `fingerprint --sketch`, then bulk-load through Thrift.
-    local = tmp_path / "texts.jsonl"
-    local.write_text("".join(json.dumps({"id": d, "text": t}, ensure_ascii=False) + "\n" for d, t in texts.items()))
-    made = tmp_path / "fingerprints.jsonl"
-    with open(local) as source, open(made, "w") as sink:
-        subprocess.run([CLI, "fingerprint", "--sketch", "--workers", "2"], stdin=source, stdout=sink, check=True)
-    records = {r["id"]: r for r in map(json.loads, made.read_text().splitlines())}
     yarn.schema("textsthrift")
     yarn.schema("textsyarn", "--regions", "2")
     by_thrift = subprocess.run(
@@ -182,7 +194,7 @@ def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanage
     cluster.record("hfile-load of texts on YARN, seconds after a NodeManager was killed", time.monotonic() - killed)
     assert load.returncode == 3, stderr[-3000:]
     assert "they need python3.11 on the PATH of every NodeManager" in stderr
-    documents = len(texts)
+    documents = len(records)
     assert f"lines read {documents + len(BAD_LINES):,}; records {documents:,}" in stdout, stdout
     assert f"rejected {len(BAD_LINES)}" in stdout and f"see {uri.rstrip('/')}.rejects" in stderr
     # The driver's second attempt found one node running, remembered by the first attempt's check.
@@ -224,8 +236,23 @@ def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanage
     _verified_queries_answer_as_brute_force(yarn, texts, planted, fps, sketches)
     cluster.healthy(victim)
     yarn.refresh()
-    _verified_clusters_equal_brute_force(yarn, fps, sketches, tmp_path)
+    _verified_clusters_resume_and_equal_brute_force(yarn, fps, sketches, tmp_path)
     _a_later_load_asks_no_remembered_node(cluster, yarn, texts, tmp_path)
+
+
+def _hot_records(base: dict[str, object]) -> list[dict[str, object]]:
+    """HOT records of ``base``'s fingerprint with 1-6 of its low 38 bits flipped, and its sketch: one prefix
+    group of drawer 0 (its first two segments kept), too big for one clusters task at BUDGET, whose members
+    within the verified reach of each other are verified pairs."""
+    rng = random.Random(73)
+    fp = int(str(base["simhash"]), 16)
+    records = []
+    for n in range(HOT):
+        near = fp
+        for bit in rng.sample(range(38), rng.randint(1, 6)):
+            near ^= 1 << bit
+        records.append({**base, "id": f"hot-{n}", "simhash": f"{near:016x}"})
+    return records
 
 
 def _attempts(yarn: YarnClient, app: str) -> list[dict[str, object]]:
@@ -246,31 +273,19 @@ def _driver_node(yarn: YarnClient) -> str | None:
 
 
 def _a_later_load_asks_no_remembered_node(cluster, yarn: YarnClient, texts: dict[str, str], tmp_path: Path) -> None:
-    """Both nodes passed the check in the first load: a load with the same PEX and Python submits no check
-    job, and its tasks, each making the probe first, store what `fingerprint` made here.  A remembered node
-    whose Python has gone fails its parse tasks, and is checked again by the next load."""
+    """Both nodes passed the check in the first load: a later load with the same PEX and Python submits no
+    check job, and its tasks make the probe themselves.  So when the nodes' Python has gone since, its parse
+    tasks fail naming the node, store nothing, and each node that ran one loses its mark; the next load checks
+    it again, and stores what `fingerprint` made here."""
     sample = sorted(texts)[:: len(texts) // 40]
     name = "/simhash-tests/texts-again/part-0.jsonl"
     lines = [json.dumps({"doc_id": doc, "text": texts[doc]}, ensure_ascii=False) for doc in sample]
     cluster.hdfs_put(name, "".join(line + "\n" for line in lines).encode())
     checks = len([a for a in yarn.applications() if "check the NodeManagers" in str(a["name"])])
     assert checks >= 1  # the first load's
-    yarn.schema("textsagain")
-    command = yarn.command("hfile-load", f"hdfs://namenode:8020{name}", "--staging", str(tmp_path / "again"),
-                           "--staging-uri", f"{STAGING}/again-staging", "--quiet")  # fmt: skip
-    done = subprocess.run(command, env=yarn.env("textsagain"), capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "NodeManagers checked 2 (2 remembered from an earlier load)" in done.stdout, done.stdout
-    assert len([a for a in yarn.applications() if "check the NodeManagers" in str(a["name"])]) == checks
-    stored = cells(cluster, "textsagain")["docs"]  # each document's fingerprint and sketch
-    rows = {row for row, _, _ in stored}
-    assert len(rows) == len(sample)
-    assert stored == [cell for cell in cells(cluster, "textsthrift")["docs"] if cell[0] in rows]
-
-    # The nodes' Python goes after they were remembered: the parse tasks fail naming the node, store nothing,
-    # and each node that ran one loses its mark, so that the next load checks it again.
     (key,) = [k for k in yarn.hdfs_list(MARKS) if yarn.hdfs_list(f"{MARKS}/{k}")]  # python3's (python3.99 has none)
     assert yarn.hdfs_list(f"{MARKS}/{key}") == ["nodemanager1", "nodemanager2"]
+
     nodes = [cluster.container(n) for n in ("nodemanager1", "nodemanager2")]
     for node in nodes:
         cluster.docker("exec", "-u", "root", node, "mv", "/usr/bin/python3", "/usr/bin/python3.away")
@@ -283,10 +298,13 @@ def _a_later_load_asks_no_remembered_node(cluster, yarn: YarnClient, texts: dict
         for node in nodes:
             cluster.docker("exec", "-u", "root", node, "mv", "/usr/bin/python3.away", "/usr/bin/python3")
     assert gone.returncode == 1, gone.stderr[-3000:]
+    # The parse tasks' own probe failed (a check job's failure names "the Python the tasks' PEX needs").
     assert "cannot start python3 on NodeManager nodemanager" in gone.stderr, gone.stderr[-3000:]
+    assert len([a for a in yarn.applications() if "check the NodeManagers" in str(a["name"])]) == checks
     assert cells(cluster, "textsgone") == {"drawers": [], "fp2docs": [], "docs": []}
     left = yarn.hdfs_list(f"{MARKS}/{key}")
     assert len(left) < 2 and all(f"NodeManager {n}" not in gone.stderr for n in left)
+
     command = yarn.command("hfile-load", f"hdfs://namenode:8020{name}", "--staging", str(tmp_path / "gone"),
                            "--staging-uri", f"{STAGING}/gone-staging", "--quiet")  # fmt: skip
     again = subprocess.run(command, env=yarn.env("textsgone"), capture_output=True, text=True, timeout=900)
@@ -294,7 +312,10 @@ def _a_later_load_asks_no_remembered_node(cluster, yarn: YarnClient, texts: dict
     assert "NodeManagers checked 2" in again.stdout, again.stdout
     assert (f"({len(left)} remembered from an earlier load)" in again.stdout) == bool(left), again.stdout
     assert yarn.hdfs_list(f"{MARKS}/{key}") == ["nodemanager1", "nodemanager2"]
-    assert cells(cluster, "textsgone")["docs"] == stored
+    stored = cells(cluster, "textsgone")["docs"]  # each document's fingerprint and sketch
+    rows = {row for row, _, _ in stored}
+    assert len(rows) == len(sample)
+    assert stored == [cell for cell in cells(cluster, "textsthrift")["docs"] if cell[0] in rows]
 
 
 def _local_runner_cells(hbase, yarn: YarnClient, uri: str, tmp_path: Path) -> dict[str, list]:
@@ -366,9 +387,17 @@ def _verified_queries_answer_as_brute_force(
         assert found >= 0.9 * len(sample)  # the planted copies are found, verified
 
 
-def _verified_clusters_equal_brute_force(
+def _interruptible() -> None:
+    """SIGINT as a terminal delivers it: a test run in the background (nohup, `make ... &`) inherits SIGINT
+    ignored, and Python then installs no KeyboardInterrupt handler, so the Ctrl-C below would be lost."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _verified_clusters_resume_and_equal_brute_force(
     yarn: YarnClient, fps: dict[str, int], sketches: dict[str, bytes], tmp_path: Path
 ) -> None:
+    """Interrupted (SIGINT) while a phase after pairs runs on YARN, whose application must end killed; run
+    again, it resumes from the finished phases, and its pairs and stars are exactly brute force's."""
     output = tmp_path / "clusters"
     command = yarn.command(
         "clusters",
@@ -377,12 +406,62 @@ def _verified_clusters_equal_brute_force(
         str(FLOOR),
         "--read",
         "snapshot",
+        "--budget",
+        str(BUDGET),
         "--staging-uri",
         f"{STAGING}/texts-clusters",
         "--fetch-output",
     )
+    since = time.time() * 1000 - 60_000  # the ResourceManager's clock is this machine's
+
+    def ours() -> list[tuple[str, str, str]]:
+        """(phase, state, final status) of each clusters application since: a MapReduce job killed through its
+        application master ends FINISHED, with the final status KILLED."""
+        apps = [
+            app
+            for app in yarn.applications()
+            if str(app["name"]).startswith("simhash-index clusters: ") and int(app["startedTime"]) >= since
+        ]
+        return [
+            (str(app["name"]).split(": ", 1)[1].split(" (")[0], str(app["state"]), str(app["finalStatus"]))
+            for app in apps
+        ]
+
+    first = subprocess.Popen(
+        command,
+        env=yarn.env("textsyarn"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_interruptible,
+    )
+    interrupted: set[str] = set()
+
+    def running_after_pairs() -> bool:
+        interrupted.update(phase for phase, state, _ in ours() if phase != "pairs" and state == "RUNNING")
+        return bool(interrupted) or first.poll() is not None
+
+    try:
+        until(running_after_pairs, "a clusters phase after pairs running on YARN", seconds=600)
+        assert first.poll() is None, first.communicate()[1][-3000:]
+        first.send_signal(signal.SIGINT)  # as Ctrl-C
+        first.communicate(timeout=120)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode != 0
+    finished = list(json.loads((output / "work" / "finished.json").read_text())["phases"])
+    assert "pairs" in finished and not interrupted & set(finished), (finished, interrupted)
+    # The submitter has exited: the application it was running ends (its master unregisters a moment after the
+    # kill), killed; had the kill not reached it, it would have ended SUCCEEDED.
+    until(lambda: all(state in ("FINISHED", "KILLED", "FAILED") for _, state, _ in ours()), "every application ended")
+    states = ours()
+    assert [final for phase, _, final in states if phase in interrupted] == ["KILLED"], states
+
     done = subprocess.run(command, env=yarn.env("textsyarn"), capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-3000:]
+    runs = [phase for phase, _, _ in ours()]
+    assert runs.count("pairs") == 1 and all(runs.count(p) <= 1 for p in finished), runs  # resumed, not redone
     links = _brute_links(fps, sketches)
     got = {frozenset((a, b)) for a, b, _, _ in read_parts(output / "pairs")}
     assert got == set(links)
@@ -394,6 +473,7 @@ def _verified_clusters_equal_brute_force(
     assert len(links) > 300
     summary = json.loads((output / "summary.json").read_text())
     assert summary["read"] == "snapshot" and summary["documents"] == len(fps)
+    assert summary["tiles"] > 1  # the hot records' group, compared in tiles by the pairs step's second job
     # The parts step ran on YARN (its two jobs), equal to the brute force with parts above.  These pages' parts
     # fingerprint as the pages do (a template's menu lines weigh little), so none is stored and none pairs.
     assert {"part rows", "parts"} <= set(summary["seconds"])
