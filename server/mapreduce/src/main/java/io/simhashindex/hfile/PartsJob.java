@@ -3,6 +3,7 @@ package io.simhashindex.hfile;
 import java.io.IOException;
 import java.util.Arrays;
 import org.agrona.collections.Long2LongHashMap;
+import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.LongHashSet;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.Cell;
@@ -31,8 +32,8 @@ import org.apache.hadoop.mapreduce.Reducer;
  * and a pair is written from the part's lowest shared drawer only, and only when the drawers did not find
  * (W, F) already.  A pair several parts reach comes out more than once; the join keeps one.
  *
- * <p>A prefix group costs its fingerprints times its parts, about twice the pairs step's m(m-1)/2 for it.  A
- * group the pairs step found hot (over the budget) is therefore cut into tiles here too: its fingerprints and
+ * <p>A prefix group costs its fingerprints times its parts, about twice the pairs step's m(m-1)/2 for it (times
+ * its distinct part values, where it holds many fingerprints: {@link Meeting}).  A group the pairs step found hot (over the budget) is therefore cut into tiles here too: its fingerprints and
  * its parts each fall in one of n blocks by their bits, n the group's size over sqrt(budget), and tile (i, j)
  * holds fingerprint block i and part block j; every fingerprint goes to the n tiles of its block, every part
  * to the n tiles of its, so each fingerprint meets each part in exactly one reduce call, and the calls of one
@@ -167,28 +168,16 @@ final class PartsJob {
     @Override
     protected void reduce(GroupKey key, Iterable<FpPair> values, Context context)
         throws IOException, InterruptedException {
-      int flag = (int) (key.group & 0xff);
-      long[] wholes = new long[16];
-      int held = 0;
-      long compared = 0;
-      long found = 0;
+      Meeting meeting = new Meeting((int) (key.group & 0xff), maxDistance);
       for (FpPair value : values) {
         if (key.kind == GroupKey.FIRST) { // the key moves along with the values: the fingerprints come first
-          if (held == wholes.length) {
-            wholes = Arrays.copyOf(wholes, 2 * held);
-          }
-          wholes[held++] = value.a;
-          continue;
-        }
-        long part = value.a;
-        long owner = value.b;
-        compared += held;
-        for (int i = 0; i < held; i++) {
-          found += pair(part, owner, wholes[i], flag, maxDistance, distance, context::write);
+          meeting.hold(value.a);
+        } else {
+          meeting.meet(value.a, value.b, distance, context::write);
         }
       }
-      context.getCounter(PairsJob.COUNTERS, "part comparisons").increment(compared);
-      context.getCounter(PairsJob.COUNTERS, "pairs through parts").increment(found);
+      context.getCounter(PairsJob.COUNTERS, "part comparisons").increment(meeting.compared);
+      context.getCounter(PairsJob.COUNTERS, "pairs through parts").increment(meeting.found);
       if (key.group >>> PREFIX_BITS != 0) {
         context.getCounter(PairsJob.COUNTERS, "part tiles").increment(1);
       }
@@ -196,16 +185,88 @@ final class PartsJob {
   }
 
   /**
-   * Writes (owner, fp) when the part of {@code owner} is within the distance of {@code fp} with {@code flag}
-   * its lowest shared drawer, and the drawers do not pair owner and fp themselves; 1 if written.
+   * One reduce call's fingerprints and the parts that meet them.  Where the group holds many fingerprints, the
+   * ones each part value reaches are kept for the next part of that value: a part many documents share (a
+   * boilerplate page's, in a prefix with fewer fingerprints than the pairs step calls hot) then costs its
+   * comparisons once, not once per document.
    */
-  static int pair(long part, long owner, long fp, int flag, int maxDistance, ByteWritable distance,
+  static final class Meeting {
+    static final int REMEMBER_FROM = 64; // fingerprints held: with fewer, a hash lookup would save little
+    static final int REMEMBERED = 4096; // part values kept at once (forgotten all together past it)
+    static final int REMEMBERED_INDICES = 1 << 20; // and the indices they keep, 4 MiB of the task's heap
+    private static final int[] NONE = new int[0];
+    private final int flag;
+    private final int maxDistance;
+    private long[] wholes = new long[16];
+    private int held;
+    private int[] near = new int[16];
+    private Long2ObjectHashMap<int[]> reached; // part value -> the indices of the fingerprints it reaches
+    private int indices; // held in reached
+    long compared;
+    long found;
+
+    Meeting(int flag, int maxDistance) {
+      this.flag = flag;
+      this.maxDistance = maxDistance;
+    }
+
+    void hold(long fp) {
+      if (held == wholes.length) {
+        wholes = Arrays.copyOf(wholes, 2 * held);
+      }
+      wholes[held++] = fp;
+    }
+
+    void meet(long part, long owner, ByteWritable distance, PairsJob.TaskInputOutput<FpPair, ByteWritable> out)
+        throws IOException, InterruptedException {
+      int[] reach = reached == null ? null : reached.get(part);
+      if (reach == null) {
+        reach = reachOf(part);
+        if (held >= REMEMBER_FROM) {
+          if (reached == null) {
+            reached = new Long2ObjectHashMap<>();
+          } else if (reached.size() == REMEMBERED || indices + reach.length > REMEMBERED_INDICES) {
+            reached.clear();
+            indices = 0;
+          }
+          reached.put(part, reach);
+          indices += reach.length;
+        }
+      }
+      for (int i : reach) {
+        found += pairOf(owner, wholes[i], maxDistance, distance, out);
+      }
+    }
+
+    /** The indices of the held fingerprints {@code part} reaches from this group's drawer. */
+    private int[] reachOf(long part) {
+      compared += held;
+      int count = 0;
+      for (int i = 0; i < held; i++) {
+        if (reaches(part, wholes[i], flag, maxDistance)) {
+          if (count == near.length) {
+            near = Arrays.copyOf(near, 2 * count);
+          }
+          near[count++] = i;
+        }
+      }
+      return count == 0 ? NONE : Arrays.copyOf(near, count);
+    }
+  }
+
+  /** Whether a part is within the distance of {@code fp} with {@code flag} their lowest shared drawer. */
+  static boolean reaches(long part, long fp, int flag, int maxDistance) {
+    long reach = part ^ fp;
+    return Long.bitCount(reach) <= maxDistance && Codec.lowestSharedDrawer(reach) == flag;
+  }
+
+  /**
+   * Writes (owner, fp), reached through a part of {@code owner}, unless fp is the owner or the drawers pair
+   * the two themselves; 1 if written.
+   */
+  static int pairOf(long owner, long fp, int maxDistance, ByteWritable distance,
       PairsJob.TaskInputOutput<FpPair, ByteWritable> out) throws IOException, InterruptedException {
     if (fp == owner) {
-      return 0;
-    }
-    long reach = part ^ fp;
-    if (Long.bitCount(reach) > maxDistance || Codec.lowestSharedDrawer(reach) != flag) {
       return 0;
     }
     long xor = owner ^ fp;
@@ -216,5 +277,14 @@ final class PartsJob {
     distance.set((byte) d);
     out.write(FpPair.of(owner, fp), distance);
     return 1;
+  }
+
+  /**
+   * Writes (owner, fp) when the part of {@code owner} is within the distance of {@code fp} with {@code flag}
+   * its lowest shared drawer, and the drawers do not pair owner and fp themselves; 1 if written.
+   */
+  static int pair(long part, long owner, long fp, int flag, int maxDistance, ByteWritable distance,
+      PairsJob.TaskInputOutput<FpPair, ByteWritable> out) throws IOException, InterruptedException {
+    return reaches(part, fp, flag, maxDistance) ? pairOf(owner, fp, maxDistance, distance, out) : 0;
   }
 }

@@ -112,6 +112,52 @@ class PartsJobTest {
     }
   }
 
+  @Test
+  void aPartValueManyDocumentsShareIsComparedOnceAndPairsEveryOwner() throws Exception {
+    SplittableRandom random = new SplittableRandom(7);
+    long prefix = PartsJob.prefix(Codec.drawerKey(random.nextLong(), 0));
+    int flag = (int) (prefix & 0xff);
+    for (int[] sizes : new int[][] {{10, 3000}, {PartsJob.Meeting.REMEMBER_FROM, 3000}, {300, 3000}, {300, 15_000}}) {
+      int fingerprints = sizes[0];
+      long[] wholes = new long[fingerprints];
+      for (int i = 0; i < fingerprints; i++) { // in drawer 0's prefix: its first two segments kept
+        wholes[i] = (prefix >>> 8) << 38 | random.nextLong() >>> 26;
+      }
+      long shared = wholes[0] ^ 0b101; // reaches wholes[0] at least
+      List<long[]> parts = new ArrayList<>();
+      for (int n = 0; n < sizes[1]; n++) { // a boilerplate part of 2 in 3 documents among parts of their own
+        long own = flip(wholes[random.nextInt(fingerprints)], random, random.nextInt(6)) & ~(-1L << 38)
+            | wholes[0] & (-1L << 38);
+        parts.add(new long[] {n % 3 == 2 ? own : shared, random.nextLong()});
+      }
+      PartsJob.Meeting meeting = new PartsJob.Meeting(flag, MAX);
+      for (long fp : wholes) {
+        meeting.hold(fp);
+      }
+      List<List<Long>> got = new ArrayList<>();
+      List<List<Long>> want = new ArrayList<>();
+      ByteWritable distance = new ByteWritable();
+      for (long[] part : parts) {
+        meeting.meet(part[0], part[1], distance, (pair, d) -> got.add(java.util.Arrays.asList(pair.a, pair.b, (long) d.get())));
+        for (long fp : wholes) {
+          PartsJob.pair(part[0], part[1], fp, flag, MAX, distance,
+              (pair, d) -> want.add(java.util.Arrays.asList(pair.a, pair.b, (long) d.get())));
+        }
+      }
+      assertTrue(want.equals(got), () -> got.size() + " pairs, not the " + want.size() + " of each part alone");
+      assertTrue(got.size() >= 2000, "the shared part reached no fingerprint: " + got.size());
+      assertEquals(want.size(), meeting.found);
+      long distinct = parts.stream().mapToLong(p -> p[0]).distinct().count();
+      if (fingerprints < PartsJob.Meeting.REMEMBER_FROM) {
+        assertEquals((long) parts.size() * fingerprints, meeting.compared);
+      } else if (distinct <= PartsJob.Meeting.REMEMBERED) {
+        assertEquals(distinct * fingerprints, meeting.compared); // each value once
+      } else { // forgotten past REMEMBERED values, and compared again when met again
+        assertTrue(meeting.compared > distinct * fingerprints && meeting.compared < parts.size() * fingerprints / 2);
+      }
+    }
+  }
+
   private static java.util.Set<Long> groups(long prefix, long n, long own, boolean fingerprint) throws Exception {
     java.util.Set<Long> out = new java.util.HashSet<>();
     PartsJob.toGroups(prefix, n, own, fingerprint, new GroupKey(), new FpPair(1, 2), (key, value) -> out.add(key.group));
