@@ -102,15 +102,19 @@ def test_flush_with_compact_asks_again_a_region_that_was_compacting(hbase) -> No
     with _scratch_table(hbase, "busy") as name:
         base = local.var_dir / "data" / "data" / "default" / name
         (region,) = [p.name for p in base.iterdir() if len(p.name) == 32]
-        # 1 MiB/s for compactions that start now: the minor one below takes >= 24 s, its controller kept to its end.
+        # 1 MiB/s for compactions that start now, the minor one below kept to it to its end.  flush() asks for
+        # the major one after a jshell starts, as this reload does: the minor lasts 4 such starts (24-72 s), so
+        # that a machine slow to start a JVM still asks while it runs.
+        began = time.monotonic()
         local.reload_config(dict.fromkeys(COMPACTION_BOUNDS, str(1 << 20)))
+        per_file = min(96, max(32, round(16 / 3 * (time.monotonic() - began))))  # 256 KiB rows: 4 a second, 3 files
         try:
             rows = {}
             for batch_no in range(4):
                 conn = hbase.connection()
-                with conn.table(name).batch() as batch:
-                    for i in range(32):
-                        row, value = f"b{batch_no}-{i:02d}".encode(), os.urandom(256 << 10)
+                with conn.table(name).batch(batch_size=16) as batch:
+                    for i in range(per_file):
+                        row, value = f"b{batch_no}-{i:04d}".encode(), os.urandom(256 << 10)
                         batch.put(row, {b"f:v": value})
                         rows[row] = value
                 conn.close()
@@ -140,7 +144,7 @@ def test_flush_with_compact_asks_again_a_region_that_was_compacting(hbase) -> No
         minor_ended = next(
             i for i, line in enumerate(log) if f"Completed compaction of 3 (all) file(s) in {region}/" in line
         )
-        if asked > minor_ended:  # only a machine that took >= 24 s to start two jshells gets here
+        if asked > minor_ended:  # only a machine whose flush took 4 times as long as the reload gets here
             pytest.skip(
                 "flush's major compaction request came after the minor compaction ended: the case was not reached"
             )
