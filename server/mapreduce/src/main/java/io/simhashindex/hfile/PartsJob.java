@@ -33,8 +33,9 @@ import org.apache.hadoop.mapreduce.Reducer;
  * (W, F) already.  A pair several parts reach comes out more than once; the join keeps one.
  *
  * <p>A prefix group costs its fingerprints times its parts, about twice the pairs step's m(m-1)/2 for it (times
- * its distinct part values, where it holds many fingerprints: {@link Meeting}).  A group the pairs step found hot (over the budget) is therefore cut into tiles here too: its fingerprints and
- * its parts each fall in one of n blocks by their bits, n the group's size over sqrt(budget), and tile (i, j)
+ * its distinct part values, where it holds many fingerprints: {@link Meeting}).  A group the pairs step found
+ * hot (over the budget) is therefore cut into tiles here too: its fingerprints and its parts each fall in one
+ * of n blocks by their bits, n the group's size over sqrt(budget), and tile (i, j)
  * holds fingerprint block i and part block j; every fingerprint goes to the n tiles of its block, every part
  * to the n tiles of its, so each fingerprint meets each part in exactly one reduce call, and the calls of one
  * group spread over the reducers.  The tile's number rides above the 40-bit prefix in the reduce key.
@@ -146,7 +147,8 @@ final class PartsJob {
         throws IOException, InterruptedException {
       byte[] bytes = row.copyBytes();
       if (bytes.length != Codec.KEY) {
-        throw new IOException("drawer row of " + bytes.length + " bytes, not " + Codec.KEY + ": is this simhash-index's?");
+        throw new IOException(
+            "drawer row of " + bytes.length + " bytes, not " + Codec.KEY + ": is this simhash-index's?");
       }
       long prefix = prefix(bytes);
       long fp = Codec.fingerprintOf(Arrays.copyOfRange(bytes, Codec.PREFIX, Codec.KEY));
@@ -241,9 +243,11 @@ final class PartsJob {
     /** The indices of the held fingerprints {@code part} reaches from this group's drawer. */
     private int[] reachOf(long part) {
       compared += held;
+      long[] fps = wholes; // locals: the loop runs at the speed of comparing each part with each fingerprint
+      int n = held;
       int count = 0;
-      for (int i = 0; i < held; i++) {
-        if (reaches(part, wholes[i], flag, maxDistance)) {
+      for (int i = 0; i < n; i++) {
+        if (reaches(part, fps[i], flag, maxDistance)) {
           if (count == near.length) {
             near = Arrays.copyOf(near, 2 * count);
           }

@@ -138,7 +138,8 @@ class PartsJobTest {
       List<List<Long>> want = new ArrayList<>();
       ByteWritable distance = new ByteWritable();
       for (long[] part : parts) {
-        meeting.meet(part[0], part[1], distance, (pair, d) -> got.add(java.util.Arrays.asList(pair.a, pair.b, (long) d.get())));
+        meeting.meet(part[0], part[1], distance,
+            (pair, d) -> got.add(java.util.Arrays.asList(pair.a, pair.b, (long) d.get())));
         for (long fp : wholes) {
           PartsJob.pair(part[0], part[1], fp, flag, MAX, distance,
               (pair, d) -> want.add(java.util.Arrays.asList(pair.a, pair.b, (long) d.get())));
@@ -160,7 +161,8 @@ class PartsJobTest {
 
   private static java.util.Set<Long> groups(long prefix, long n, long own, boolean fingerprint) throws Exception {
     java.util.Set<Long> out = new java.util.HashSet<>();
-    PartsJob.toGroups(prefix, n, own, fingerprint, new GroupKey(), new FpPair(1, 2), (key, value) -> out.add(key.group));
+    PartsJob.toGroups(prefix, n, own, fingerprint, new GroupKey(), new FpPair(1, 2),
+        (key, value) -> out.add(key.group));
     return out;
   }
 }
