@@ -21,6 +21,7 @@ sys.path.insert(0, str(HERE))
 from texts import golden_texts  # noqa: E402
 
 from simhash_server.fingerprint import V1, VERSIONS, fingerprint, short_name  # noqa: E402
+from simhash_server.fingerprint.renames import parse, renamed  # noqa: E402
 from simhash_server.fingerprint.sketch import similarity  # noqa: E402
 from simhash_server.index.keys import drawer_keys  # noqa: E402
 
@@ -68,6 +69,7 @@ def write(version: str) -> int:
 # -- the row-key codec and sketch comparison, which the Java jobs (server/mapreduce) hold to these files too
 KEYS_FILE, PAIRS_FILE = HERE / "drawer-keys.tsv", HERE / "sketch-pairs.tsv"
 PARTS_FILE = HERE / "sketch-parts.tsv"
+RENAMED_FILE = HERE / "renamed-trailers.tsv"
 KEY_EDGES = [0, 2**64 - 1, 1, 1 << 63, 0x0123456789ABCDEF, 0xFEDCBA9876543210, 0x5555555555555555]
 
 
@@ -98,7 +100,26 @@ def write_codec() -> None:
             made = fingerprint(text, version, sketch=True)
             lines.append(f"{short_name(version)}\t{made.sketch.hex()}\t{','.join(f'{p:016x}' for p in made.parts)}")
     PARTS_FILE.write_text("\n".join(lines) + "\n")
-    print(f"wrote {KEYS_FILE.name}, {PAIRS_FILE.name} and {PARTS_FILE.name}")
+    # Made-up trailers, with words and contexts given twice, as a sketch loaded from elsewhere may hold them.
+    rng = random.Random(20261207)
+    lines = ["# renames trailer a, hex\trenames trailer b, hex\trenames.renamed(a, b) (format 5)"]
+    for _ in range(300):
+        a, b = _made_up_trailer(rng), _made_up_trailer(rng)
+        lines.append(f"{a.hex()}\t{b.hex()}\t{str(renamed(parse(a, 0), parse(b, 0))).lower()}")
+    RENAMED_FILE.write_text("\n".join(lines) + "\n")
+    print(f"wrote {KEYS_FILE.name}, {PAIRS_FILE.name}, {PARTS_FILE.name} and {RENAMED_FILE.name}")
+
+
+def _made_up_trailer(rng: random.Random) -> bytes:
+    words = rng.randint(0, 5)
+    out = bytearray([words])
+    for _ in range(words):
+        out += rng.choice([1, 2, 3, 0xFFFFFFFF]).to_bytes(4, "big")
+        contexts = rng.randint(0, 7)
+        out.append(contexts)
+        for _ in range(contexts):
+            out += rng.choice([0, 1, 2, 3, 4, 5, 6, 0x80000000]).to_bytes(4, "big")
+    return bytes(out)
 
 
 def main() -> int:

@@ -25,6 +25,26 @@ ENGLISH = {
     "en-upper": "THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG.",
     "en-accents": "Café crème brûlée, naïve façade, Straße, ΑΘΗΝΑ, Москва.",
     "en-repeated-word": "spam " * 200,
+    # Two pages of one manual, one with another name put in (recipe v6 tells them apart: renames.py).
+    "en-manpage": (
+        "NAME\nlogname - print user's login name\nSYNOPSIS\nlogname [OPTION]\nDESCRIPTION\n"
+        "Print the name of the current user.\n--help display this help and exit\n"
+        "--version output version information and exit\nAUTHOR\nWritten by FIXME: unknown.\n"
+        "REPORTING BUGS\nGNU coreutils online help: <https://www.gnu.org/software/coreutils/>\n"
+        "COPYRIGHT\nCopyright (C) 2023 Free Software Foundation, Inc. License GPLv3+.\n"
+        "SEE ALSO\nFull documentation <https://www.gnu.org/software/coreutils/logname>\n"
+        "or available locally via: info '(coreutils) logname invocation'\n"
+    ),
+    "en-manpage-renamed": (
+        "NAME\nhostid - print the numeric identifier for the current host\nSYNOPSIS\nhostid [OPTION]\n"
+        "DESCRIPTION\nPrint the numeric identifier (in hexadecimal) for the current host.\n"
+        "--help display this help and exit\n"
+        "--version output version information and exit\nAUTHOR\nWritten by Jim Meyering.\n"
+        "REPORTING BUGS\nGNU coreutils online help: <https://www.gnu.org/software/coreutils/>\n"
+        "COPYRIGHT\nCopyright (C) 2023 Free Software Foundation, Inc. License GPLv3+.\n"
+        "SEE ALSO\nFull documentation <https://www.gnu.org/software/coreutils/hostid>\n"
+        "or available locally via: info '(coreutils) hostid invocation'\n"
+    ),
 }
 
 CHINESE = {

@@ -35,9 +35,9 @@ from truth import (
     unescape,
 )
 
-from simhash_server.fingerprint import V5, fingerprint
+from simhash_server.fingerprint import V6, fingerprint
 from simhash_server.fingerprint.sketch import similarity
-from simhash_server.fingerprint.sketch_format import comparable, parts_trailer, stored_parts
+from simhash_server.fingerprint.sketch_format import comparable, format_of, parts_end, parts_trailer, stored_parts
 from simhash_server.index.keys import PAIRS, SEGMENTS, drawer_keys
 from simhash_server.index.model import Document
 from simhash_server.index.store import IndexStore
@@ -545,7 +545,7 @@ def test_clusters_keep_the_earliest_or_the_longest_document(make_index, hbase, t
         assert json.loads((output / "summary.json").read_text())["keep"] == rule
 
 
-# -- v5: the parts a document's sketch carries meet the drawer rows ---------------------------------------------
+# -- v5, v6: the parts a document's sketch carries meet the drawer rows -----------------------------------------
 def _line(rng: random.Random, base: int) -> str:
     return "".join(chr(base + rng.randrange(3000)) for _ in range(rng.randint(18, 30))) + "。"
 
@@ -564,7 +564,7 @@ def plant_parts(groups: int, seed: int) -> dict[str, Document]:
         texts[f"p{g}-truncated"] = "\n".join(lines[:24])
         texts[f"p{g}-other"] = "\n".join(_line(rng, 0x4E00) for _ in range(30))
     return {
-        doc: Document(doc, (made := fingerprint(text, V5, sketch=True)).value, made.sketch)
+        doc: Document(doc, (made := fingerprint(text, V6, sketch=True)).value, made.sketch)
         for doc, text in texts.items()
     }
 
@@ -574,29 +574,31 @@ def plant_hot_parts(members: int, owners: int, seed: int) -> dict[str, Document]
     ``owners`` documents elsewhere, each storing one part 1-8 bits from a member with those segments kept.
     Every sketch has one text's bins, so each pair the rule reaches is a verified pair."""
     rng = random.Random(seed)
-    alone = fingerprint("一段只在这里出现的文字，用来做所有文档共同的草图。", V5, sketch=True).sketch
-    assert alone.endswith(parts_trailer(()))  # one line: no parts
-    bins = alone[: -len(parts_trailer(()))]
+    alone = fingerprint("一段只在这里出现的文字，用来做所有文档共同的草图。", V6, sketch=True).sketch
+    form = format_of(alone)
+    assert form is not None and stored_parts(alone) == ()  # one line: no parts
+    bins, words = alone[: form.size], alone[parts_end(alone, form) :]  # its renames follow its parts
+    assert words == b"\x00"  # and it repeats no word
     kept = _segment_mask(0) | _segment_mask(1)
     free = [bit for bit in range(64) if not kept >> bit & 1]
     shared = rng.getrandbits(64) & kept
     fps = [shared | (rng.getrandbits(64) & ~kept) for _ in range(members)]
-    documents = {f"hot{i}": Document(f"hot{i}", fp, bins + parts_trailer(())) for i, fp in enumerate(fps)}
+    documents = {f"hot{i}": Document(f"hot{i}", fp, bins + parts_trailer(()) + words) for i, fp in enumerate(fps)}
     for k in range(owners):
         part = rng.choice(fps)
         for bit in rng.sample(free, rng.randint(1, 8)):
             part ^= 1 << bit
-        documents[f"owner{k}"] = Document(f"owner{k}", rng.getrandbits(64), bins + parts_trailer((part,)))
+        documents[f"owner{k}"] = Document(f"owner{k}", rng.getrandbits(64), bins + parts_trailer((part,)) + words)
     return documents
 
 
-def test_a_v5_index_clusters_copies_that_only_a_stored_part_reaches(make_index, hbase, tmp_path: Path) -> None:
-    """On a v5 index (sketches with their text's parts), verified clusters also pair a document with another
-    one whose fingerprint a part of it reaches, as a verified query of it would; brute force over the same
+def test_a_v6_index_clusters_copies_that_only_a_stored_part_reaches(make_index, hbase, tmp_path: Path) -> None:
+    """On a v6 index, as on a v5 one (sketches with their text's parts), verified clusters also pair a document
+    with another one whose fingerprint a part of it reaches, as a verified query of it would; brute force over the same
     rule agrees pair by pair, in a hot prefix group cut into tiles too.  One run, about 20 s: the two jobs
     of the parts step are the difference."""
     store: IndexStore = make_index(regions=2)
-    assert store.recipe.version == V5
+    assert store.recipe.version == V6
     documents = plant_parts(40, seed=11) | plant_hot_parts(120, 60, seed=12)
     store.index_many(list(documents.values()))
     output = tmp_path / "parts"

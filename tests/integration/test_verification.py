@@ -67,6 +67,43 @@ def test_a_close_fingerprint_with_a_different_text_is_left_out_and_counted(serve
     assert client.get(ids + "new") == fp
 
 
+def manual_page(name: str, what: str) -> str:
+    """A page of a family of manual pages: its name, a line of its own, and the family's boilerplate."""
+    options = "\n".join(f"-{c}, --option-{c} change how {name} reads its input, as option {c} says" for c in "abcdefg")
+    return (
+        f"NAME\n{name} - {what}\nSYNOPSIS\n{name} [OPTION]... [FILE]...\nDESCRIPTION\n{what.capitalize()}.\n"
+        f"{options}\n--help display this help and exit\n--version output version information and exit\n"
+        "AUTHOR\nWritten by the maintainers of the family.\nREPORTING BUGS\n"
+        "GNU coreutils online help: <https://www.gnu.org/software/coreutils/>\n"
+        "Report any translation bugs to <https://translationproject.org/team/>\n"
+        "COPYRIGHT\nCopyright (C) 2023 Free Software Foundation, Inc. License GPLv3+: GNU GPL version 3 or later.\n"
+        "This is free software: you are free to change and redistribute it. There is NO WARRANTY.\n"
+        f"SEE ALSO\nFull documentation <https://www.gnu.org/software/coreutils/{name}>\n"
+        f"or available locally via: info '(coreutils) {name} invocation'\n"
+    )
+
+
+def test_a_page_of_the_same_family_under_its_own_name_is_no_copy_but_the_page_in_a_template_is(client, ids) -> None:
+    """Recipe v6, new indexes' default: two pages that are one text with one name put for another (a formulaic
+    neighbour) have equal fingerprints and contain each other, yet are two documents; the page inside
+    another site's header and footer is the same document."""
+    family = article(ids, 400)  # the family's own notes: each run of the test a family apart from the others
+    page = manual_page("logname", "print the name of the current user") + family
+    neighbour = manual_page("hostid", "print the numeric identifier of the current host") + family
+    copy = "Home | Docs | Blog | Tags | Downloads\n" + page + "\nAbout us | Contact | Privacy | Terms of use\n"
+    assert fingerprint(page).value == fingerprint(neighbour).value  # nearly every bit from the boilerplate
+    client.index(ids + "logname", text=page)
+    # The fingerprint alone names the page for its neighbour; the default, verified answer does not.
+    assert [h.doc_id for h in client.query(text=neighbour, min_similarity=0)] == [ids + "logname"]
+    assert client.query(text=neighbour) == []
+    stored = client.deduplicate(ids + "hostid", text=neighbour)
+    assert (stored.stored, stored.hits, stored.below_similarity) == (True, (), 1)
+    # The page in a template is found, by Query and by Deduplicate, which refuses it as a copy.
+    assert [(h.doc_id, h.verified) for h in client.query(text=copy)] == [(ids + "logname", True)]
+    refused = client.deduplicate(ids + "copy", text=copy)
+    assert not refused.stored and [h.doc_id for h in refused.hits] == [ids + "logname"]
+
+
 def test_a_document_indexed_by_fingerprint_is_reported_unverified_not_dropped(client, ids) -> None:
     text = article(ids)
     fp = fingerprint(text).value

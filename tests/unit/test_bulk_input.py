@@ -194,7 +194,7 @@ def test_a_sketch_beside_a_simhash_is_taken_and_a_bad_one_is_a_reject(tmp_path: 
 
     good = _sketch()
     short = good[:100]
-    other_format = bytes([2]) + good[5:]  # a v1-v3 sketch's format, under a v5 index
+    other_format = bytes([2]) + good[5:518]  # a v1-v3 sketch's format (514 bytes), under a v6 index
     lines = [
         {"doc_id": "good", "simhash": "00000000000000ff", "sketch": base64.b64encode(good).decode()},
         {"doc_id": "short", "simhash": "00000000000000ff", "sketch": base64.b64encode(short).decode()},
@@ -210,10 +210,10 @@ def test_a_sketch_beside_a_simhash_is_taken_and_a_bad_one_is_a_reject(tmp_path: 
     assert items[0] == Record(1, "good", 255, None, None, good)
     reasons = {i.line: i.reason for i in items if isinstance(i, Reject)}
     assert reasons == {
-        2: "sketch is 100 bytes of format 4; the index's recipe stores format 4 (517 bytes, then a count byte and 8 "
-        "bytes a part)",
-        3: "sketch is 514 bytes of format 2; the index's recipe stores format 4 (517 bytes, then a count byte and 8 "
-        "bytes a part)",
+        2: "sketch is 100 bytes of format 5; the index's recipe stores format 5 (517 bytes, then a count byte and 8 "
+        "bytes a part, then its repeated words)",
+        3: "sketch is 514 bytes of format 2; the index's recipe stores format 5 (517 bytes, then a count byte and 8 "
+        "bytes a part, then its repeated words)",
         4: '"sketch" is not base64',
         5: '"sketch" must be a base64 string, got int',
         6: 'give "sketch" only beside "simhash": a text is sketched with the index\'s recipe',

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from simhash_server.fingerprint.renames import renamed_trailers
 from simhash_server.fingerprint.sketch import similarity
 from simhash_server.fingerprint.sketch_format import FORMATS, comparable, format_of, stored_parts
 from simhash_server.index.keys import decode_key, drawer_keys
@@ -32,7 +33,7 @@ def test_drawer_keys_are_the_golden_ones() -> None:
 
 def test_sketch_similarities_are_the_golden_ones() -> None:
     rows = _rows("sketch-pairs.tsv")
-    assert {version for version, *_ in rows} == {"v1", "v2", "v3", "v4", "v4-nofold", "v5"}
+    assert {version for version, *_ in rows} == {"v1", "v2", "v3", "v4", "v4-nofold", "v5", "v6"}
     assert any(float(s) == 1.0 for *_, s in rows) and any(0.5 < float(s) < 1.0 for *_, s in rows)
     for version, a, b, expected in rows:
         sa, sb = bytes.fromhex(a), bytes.fromhex(b)
@@ -42,9 +43,18 @@ def test_sketch_similarities_are_the_golden_ones() -> None:
 
 def test_the_parts_after_a_sketch_are_the_golden_ones() -> None:
     rows = _rows("sketch-parts.tsv")
-    assert {version for version, *_ in rows} == {"v5"} and sum(1 for *_, parts in rows if parts) >= 5
+    assert {version for version, *_ in rows} == {"v5", "v6"} and sum(1 for *_, parts in rows if parts) >= 5
     for version, sketch, parts in rows:
         value = bytes.fromhex(sketch)
-        assert format_of(value) == FORMATS[4], version
+        assert format_of(value) == FORMATS[{"v5": 4, "v6": 5}[version]], version
         assert stored_parts(value) == tuple(int(p, 16) for p in parts.split(",") if p)
-        assert format_of(value + b"\0") is None and format_of(value[:-1]) is None  # the count byte says the length
+        assert format_of(value + b"\0") is None and format_of(value[:-1]) is None  # the count bytes say the length
+
+
+def test_renamed_trailers_are_judged_as_the_golden_file_says_on_both_paths() -> None:
+    """Made-up trailers (words and contexts given twice among them), which Java's Sketches judges too."""
+    rows = _rows("renamed-trailers.tsv")
+    assert len(rows) > 100 and sum(1 for *_, want in rows if want == "true") > 10
+    for a, b, want in rows:
+        for native in (True, False):
+            assert renamed_trailers(bytes.fromhex(a), bytes.fromhex(b), native) == (want == "true"), (a, b)

@@ -723,10 +723,210 @@ fn pack(minima: &[u64], bits: u32) -> Vec<u8> {
         .collect()
 }
 
+/// renames.py's space: the characters Python's `str.isspace` calls white space.
+const fn is_space(ch: char) -> bool {
+    matches!(ch, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c' | '\x1c'..='\x1f' | '\u{85}' | '\u{a0}' | '\u{1680}'
+        | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}')
+}
+
+/// renames.py's text with every run of ASCII digits read as "0" (borrowed when it has no digit).
+fn fold_digit_runs(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.bytes().any(|b| b.is_ascii_digit()) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = Vec::with_capacity(text.len());
+    let mut digits = false;
+    for &b in text.as_bytes() {
+        let digit = b.is_ascii_digit();
+        if !(digit && digits) {
+            out.push(if digit { b'0' } else { b });
+        }
+        digits = digit;
+    }
+    // Only ASCII digits were replaced, by an ASCII digit: still UTF-8.
+    std::borrow::Cow::Owned(String::from_utf8(out).expect("UTF-8 in, UTF-8 out"))
+}
+
+/// renames.py's units of a text whose digit runs are folded: each run of ASCII lowercase letters and
+/// digits, and each other character but spaces.  ASCII is read a byte at a time, the rest a character.
+fn rename_units(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut units = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let b = bytes[at];
+        if b.is_ascii_lowercase() || b.is_ascii_digit() {
+            let start = at;
+            while at < bytes.len() && (bytes[at].is_ascii_lowercase() || bytes[at].is_ascii_digit()) {
+                at += 1;
+            }
+            units.push(&text[start..at]);
+            continue;
+        }
+        let width = if b < 0x80 { 1 } else { text[at..].chars().next().map_or(1, char::len_utf8) };
+        let ch = if b < 0x80 { b as char } else { text[at..].chars().next().expect("a character here") };
+        if !is_space(ch) {
+            units.push(&text[at..at + width]);
+        }
+        at += width;
+    }
+    units
+}
+
+fn low32(bytes: &[u8]) -> u32 {
+    (xxh3_64(bytes) & 0xFFFF_FFFF) as u32
+}
+
+/// renames.py's trailer of a normalised text.
+fn renames_of(normalized: &str, words: usize, contexts: usize, repeated: usize) -> Vec<u8> {
+    let folded = fold_digit_runs(normalized);
+    let units = rename_units(&folded);
+    let is_word = |unit: &str| {
+        let first = unit.as_bytes()[0];
+        (first.is_ascii_lowercase() || first.is_ascii_digit()) && unit != "0"
+    };
+    // Words counted by their XXH3-64 through a pass-through hasher; the word is kept and compared, and a word
+    // whose hash another word holds already is counted apart, so no two words ever share a count.
+    type ByHash<V> = HashMap<u64, V, BuildHasherDefault<PassThrough>>;
+    let keys: Vec<u64> = units.iter().map(|u| if is_word(u) { xxh3_64(u.as_bytes()) } else { 0 }).collect();
+    let mut counts: ByHash<(&str, usize)> = HashMap::default();
+    let mut collided: HashMap<&str, usize> = HashMap::new();
+    for (&unit, &key) in units.iter().zip(&keys) {
+        if key == 0 && !is_word(unit) {
+            continue;
+        }
+        let entry = counts.entry(key).or_insert((unit, 0));
+        if entry.0 == unit {
+            entry.1 += 1;
+        } else {
+            *collided.entry(unit).or_insert(0) += 1;
+        }
+    }
+    let mut chosen: Vec<(&str, usize)> =
+        counts.into_values().chain(collided).filter(|&(_, n)| n >= repeated).collect();
+    chosen.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    chosen.truncate(words);
+    let mut place: ByHash<Vec<usize>> = HashMap::default();
+    for (k, &(w, _)) in chosen.iter().enumerate() {
+        place.entry(xxh3_64(w.as_bytes())).or_default().push(k);
+    }
+    let mut found: Vec<Vec<u32>> = vec![Vec::new(); chosen.len()];
+    let last = units.len().saturating_sub(1);
+    let mut around: Vec<u8> = Vec::new();
+    for (i, (&unit, &key)) in units.iter().zip(&keys).enumerate() {
+        let Some(candidates) = place.get(&key) else { continue };
+        let Some(&k) = candidates.iter().find(|&&k| chosen[k].0 == unit) else { continue };
+        if found[k].len() >= contexts {
+            continue;
+        }
+        around.clear();
+        if i > 0 {
+            around.extend_from_slice(units[i - 1].as_bytes());
+        }
+        around.push(0);
+        if i < last {
+            around.extend_from_slice(units[i + 1].as_bytes());
+        }
+        let hash = low32(&around);
+        if !found[k].contains(&hash) {
+            found[k].push(hash);
+        }
+    }
+    // Python keys its map by the word's hash: a second word of the same hash replaces the first in place.
+    let mut by_hash: Vec<(u32, Vec<u32>)> = Vec::with_capacity(chosen.len());
+    for (k, &(word, _)) in chosen.iter().enumerate() {
+        let hash = low32(word.as_bytes());
+        let mut sorted = std::mem::take(&mut found[k]);
+        sorted.sort_unstable();
+        match by_hash.iter_mut().find(|(h, _)| *h == hash) {
+            Some(entry) => entry.1 = sorted,
+            None => by_hash.push((hash, sorted)),
+        }
+    }
+    let mut out = vec![by_hash.len() as u8];
+    for (hash, around) in by_hash {
+        out.extend_from_slice(&hash.to_be_bytes());
+        out.push(around.len() as u8);
+        for c in around {
+            out.extend_from_slice(&c.to_be_bytes());
+        }
+    }
+    out
+}
+
+/// `renames_trailer(normalized, words, contexts, repeated)`: renames.py's `trailer`.
+#[pyfunction]
+fn renames_trailer<'py>(
+    py: Python<'py>,
+    normalized: &str,
+    words: usize,
+    contexts: usize,
+    repeated: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
+    if words > 255 || contexts > 255 {
+        return Err(PyValueError::new_err("words and contexts: at most 255, a count byte each"));
+    }
+    let out = py.detach(|| renames_of(normalized, words, contexts, repeated));
+    Ok(PyBytes::new(py, &out))
+}
+
+/// A renames trailer's words (their hashes), each with its sorted contexts; None when the bytes are not one.
+fn parse_renames(value: &[u8]) -> Option<Vec<(u32, Vec<u32>)>> {
+    let read = |at: usize| -> Option<u32> { value.get(at..at + 4).map(|b| u32::from_be_bytes(b.try_into().expect("4"))) };
+    let mut words = Vec::with_capacity(*value.first()? as usize);
+    let mut at = 1;
+    for _ in 0..value[0] {
+        let word = read(at)?;
+        let n = *value.get(at + 4)? as usize;
+        at += 5;
+        let mut contexts = (0..n).map(|c| read(at + 4 * c)).collect::<Option<Vec<u32>>>()?;
+        contexts.sort_unstable();
+        contexts.dedup(); // a set, as Python's
+        at += 4 * n;
+        // As Python's map: a word given twice keeps its first place and its last contexts.
+        match words.iter_mut().find(|(w, _): &&mut (u32, Vec<u32>)| *w == word) {
+            Some(entry) => entry.1 = contexts,
+            None => words.push((word, contexts)),
+        }
+    }
+    Some(words)
+}
+
+/// `renamed(a, b)`: renames.py's `renamed` of two trailers (the bytes after a format 5 sketch's parts).
+#[pyfunction]
+fn renamed(a: &[u8], b: &[u8], least: usize) -> PyResult<bool> {
+    let (Some(a), Some(b)) = (parse_renames(a), parse_renames(b)) else {
+        return Err(PyValueError::new_err("not a renames trailer"));
+    };
+    let find = |words: &[(u32, Vec<u32>)], word: u32| -> Option<usize> { words.iter().position(|(w, _)| *w == word) };
+    let none: Vec<u32> = Vec::new();
+    for (x, around_x) in &a {
+        let x_in_b = find(&b, *x).map_or(&none, |k| &b[k].1);
+        for (y, around_y) in &b {
+            if y == x {
+                continue;
+            }
+            let y_in_a = find(&a, *y).map_or(&none, |k| &a[k].1);
+            let mut shared = 0;
+            for c in around_x {
+                if around_y.binary_search(c).is_ok() && y_in_a.binary_search(c).is_err() && x_in_b.binary_search(c).is_err() {
+                    shared += 1;
+                }
+            }
+            if shared >= least {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
 #[pymodule]
 fn simhash_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Fingerprinter>()?;
     m.add_function(wrap_pyfunction!(bin_minima, m)?)?;
     m.add_function(wrap_pyfunction!(packed_sketch, m)?)?;
+    m.add_function(wrap_pyfunction!(renames_trailer, m)?)?;
+    m.add_function(wrap_pyfunction!(renamed, m)?)?;
     Ok(())
 }

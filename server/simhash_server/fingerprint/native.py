@@ -20,7 +20,14 @@ from simhash_server.fingerprint.features import BLEND_WEIGHTS, SHINGLES, TIERED_
 from simhash_server.fingerprint.script import character_folding
 from simhash_server.fingerprint.tokens import _HAN, _OTHER_IDEOGRAPH
 
-__all__ = ["character_classes", "decompositions", "fingerprinter", "sketch_function"]
+__all__ = [
+    "character_classes",
+    "decompositions",
+    "fingerprinter",
+    "renamed_function",
+    "renames_function",
+    "sketch_function",
+]
 
 _CLASSES = ((1, rf"[{_HAN}]"), (2, rf"[{_OTHER_IDEOGRAPH}]"), (3, rf"[^\W_{_HAN}{_OTHER_IDEOGRAPH}]"))
 
@@ -117,3 +124,23 @@ def sketch_function() -> Any | None:
     except ImportError:
         return None
     return simhash_native.packed_sketch
+
+
+def renames_function() -> Any | None:
+    """``simhash_native.renames_trailer`` (renames.py's trailer in Rust, the same bytes), or None without the
+    extension."""
+    try:
+        import simhash_native
+    except ImportError:
+        return None
+    return simhash_native.renames_trailer
+
+
+def renamed_function() -> Any | None:
+    """``simhash_native.renamed`` (renames.py's renamed of two trailers in Rust), or None without the
+    extension."""
+    try:
+        import simhash_native
+    except ImportError:
+        return None
+    return simhash_native.renamed

@@ -4,7 +4,8 @@ normalize (normalize.py) -> tokens (tokens.py) -> weighted features (features.py
 for v3 -> word 3-shingles (features.py) -> 1-bit MinHash (minhash.py), or for v4 -> segments with their tiers
 (sentences.py) -> character grams within segments (features.py) -> tiered 1-bit MinHash (minhash.py); with
 ``sketch=True`` the same tokens also give the verification sketch (sketch.py) in the version's format, and for
-a format that carries them (v5) the fingerprints of the text's parts after it (parts.py).
+a format that carries them (v5, v6) the fingerprints of the text's parts after it (parts.py), and (v6) the
+text's repeated words with their contexts (renames.py).
 Steps 2-4 run in Rust when the extension is installed (native.py), with identical output; there a v4 text's
 parts come from the whole text's one pass where normalising keeps its lines apart (parts.py).
 """
@@ -26,6 +27,7 @@ from simhash_server.fingerprint.minhash import shingle_minhash, tiered_minhash_b
 from simhash_server.fingerprint.native import fingerprinter
 from simhash_server.fingerprint.normalize import FOLDED, fold_digits_and_phrases, normalize
 from simhash_server.fingerprint.parts import line_span, lines_normalize_apart, part_spans, part_texts
+from simhash_server.fingerprint.renames import trailer as renames_trailer
 from simhash_server.fingerprint.sentences import segments
 from simhash_server.fingerprint.simhash import simhash
 from simhash_server.fingerprint.sketch import distinct_shingle_count, sketch_of_hashes
@@ -77,7 +79,12 @@ def fingerprint(
         next_span = iter(of_spans)
         values = (next(next_span) if isinstance(where, tuple) else rust.fingerprint(where)[0] for where in located)
         found = tuple(dict.fromkeys(v for v in values if v != value))
-    return Fingerprint(made.value, made.features, made.sketch + (parts_trailer(found) if stored else b""), found)
+    trailer = b""
+    if stored:
+        trailer = parts_trailer(found)
+        if recipe.sketch.renames:
+            trailer += renames_trailer(_normalized(text, version, native) if rust is None else normalized, native)
+    return Fingerprint(made.value, made.features, made.sketch + trailer, found)
 
 
 def part_fingerprints(text: str, version: str, whole: int, native: bool = True) -> tuple[int, ...]:

@@ -31,6 +31,8 @@ Formats (SketchFormat, one per fingerprint recipe; stored form: 1 format byte [+
 - 4: format 3, then the fingerprints of the text's parts (recipe v5): a count byte and 8 bytes each
   (parts.py's cuts, those that differ from the whole text's).  They are compared as format 3 is; the
   `clusters` job reads the parts to meet each document's parts with the other documents' fingerprints.
+- 5: format 4, then the text's repeated words with their contexts (recipe v6, renames.py): compared as
+  format 4 is, but two pages that are one text with one name put for another score 0.
 Two sketches compare only when they are of one format; a stored sketch of another format is not compared
 (its document counts as unverified), so a recipe can change without misreading stored sketches.
 """
@@ -43,6 +45,7 @@ import numpy as np
 
 from simhash_server.fingerprint.features import fmix64, shingle_hashes, token_hashes
 from simhash_server.fingerprint.native import sketch_function
+from simhash_server.fingerprint.renames import renamed_trailers
 from simhash_server.fingerprint.sketch_format import (
     FORMATS,
     SKETCH_BINS,
@@ -51,6 +54,7 @@ from simhash_server.fingerprint.sketch_format import (
     distinct_shingles,
     format_of,
     header_of,
+    parts_end,
 )
 
 __all__ = [
@@ -189,9 +193,14 @@ def containment(j: float, a: int, b: int) -> float:
 
 def similarity(a: bytes, b: bytes) -> float:
     """The similarity a verified query compares with its floor: the estimated Jaccard for formats 1 and 2,
-    and containment (``containment``) for counted format 3."""
+    containment (``containment``) for counted formats 3 and 4, and for format 5 the same but 0 for renamed
+    neighbours (renames.py)."""
     j = jaccard(a, b)
     count_a, count_b = distinct_shingles(a), distinct_shingles(b)
     if count_a is None or count_b is None:
         return j
+    form = format_of(a)
+    renames = form is not None and form.renames
+    if renames and renamed_trailers(a[parts_end(a, form) :], b[parts_end(b, form) :]):
+        return 0.0
     return containment(j, count_a, count_b)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simhash_server.fingerprint.renames import length as renames_length
+
 __all__ = [
     "FORMATS",
     "SKETCH_BINS",
@@ -17,6 +19,7 @@ __all__ = [
     "distinct_shingles",
     "format_of",
     "header_of",
+    "parts_end",
     "parts_trailer",
     "readable",
     "stored_parts",
@@ -31,6 +34,8 @@ class SketchFormat:
     counted: bool = False  # the distinct shingles' count follows the code byte (4 bytes, big-endian)
     # The fingerprints of the text's parts follow the bins: a count byte, then 8 bytes each (big-endian).
     parts: bool = False
+    # After the parts, the text's repeated words with their contexts (renames.py).
+    renames: bool = False
 
     @property
     def header(self) -> int:
@@ -47,6 +52,7 @@ FORMATS: dict[int, SketchFormat] = {
     2: SketchFormat(2, 2048, 2),
     3: SketchFormat(3, 2048, 2, counted=True),
     4: SketchFormat(4, 2048, 2, counted=True, parts=True),
+    5: SketchFormat(5, 2048, 2, counted=True, parts=True, renames=True),
 }
 MAX_PARTS = 255  # what the count byte can say
 SKETCH_FORMAT = 1  # format 1's constants, as the evaluation and older callers name them
@@ -72,7 +78,15 @@ def format_of(value: bytes) -> SketchFormat | None:
         return None
     if not form.parts:
         return form if len(value) == form.size else None
-    return form if len(value) > form.size and len(value) == form.size + 1 + 8 * value[form.size] else None
+    end = parts_end(value, form)
+    if not form.renames:
+        return form if end == len(value) else None
+    return form if end < len(value) and end + (renames_length(value, end) or -1) == len(value) else None
+
+
+def parts_end(value: bytes, form: SketchFormat) -> int:
+    """Where a sketch of a format with parts ends its parts (its length, unless its renames follow)."""
+    return form.size + 1 + 8 * value[form.size] if len(value) > form.size else len(value) + 1
 
 
 def parts_trailer(parts: tuple[int, ...]) -> bytes:
@@ -89,7 +103,7 @@ def stored_parts(value: bytes) -> tuple[int, ...]:
     if form is None or not form.parts:
         return ()
     start = form.size + 1
-    return tuple(int.from_bytes(value[i : i + 8], "big") for i in range(start, len(value), 8))
+    return tuple(int.from_bytes(value[i : i + 8], "big") for i in range(start, parts_end(value, form), 8))
 
 
 def distinct_shingles(value: bytes) -> int | None:

@@ -22,6 +22,7 @@ __all__ = [
     "V4",
     "V4_NOFOLD",
     "V5",
+    "V6",
     "VERSIONS",
     "Recipe",
     "recipe_of",
@@ -50,6 +51,10 @@ V4_NOFOLD = _V4.format(UNFOLDED)
 # text's parts (sketch format 4), so the `clusters` job meets each document's parts with the others'
 # fingerprints: a page stored with more around it, or whole beside its truncated copy, joins its copy's cluster.
 V5 = V4.replace("/sketch=2048x2+count/r4", "/sketch=2048x2+count+parts=lines-10-10,20-20,0-40/r5")
+# v6 is v5 whose stored sketch also carries the text's repeated words with their contexts (sketch format 5,
+# renames.py), so two pages that are one text with one name put for another (`logname` and `readlink`) are no
+# longer each other's copies.
+V6 = V5.replace("/r5", "+renames=words-16-contexts-16-least-3/r6")
 
 
 @dataclass(frozen=True)
@@ -81,10 +86,11 @@ VERSIONS: dict[str, Recipe] = {
     V4_NOFOLD: Recipe(V4_NOFOLD, TIERED_GRAMS, FORMATS[3], 0.75, UNFOLDED, query_floor=0.75, query_parts=_V4_PARTS),
     V4: Recipe(V4, TIERED_GRAMS, FORMATS[3], 0.75, FOLDED, query_floor=0.75, query_parts=_V4_PARTS),
     V5: Recipe(V5, TIERED_GRAMS, FORMATS[4], 0.75, FOLDED, query_floor=0.75, query_parts=_V4_PARTS),
+    V6: Recipe(V6, TIERED_GRAMS, FORMATS[5], 0.75, FOLDED, query_floor=0.75, query_parts=_V4_PARTS),
 }
-FINGERPRINT_VERSION = V5  # what new indexes are created with
+FINGERPRINT_VERSION = V6  # what new indexes are created with
 # What the command line and the docs call them.
-NAMES: dict[str, str] = {"v1": V1, "v2": V2, "v3": V3, "v4": V4, "v4-nofold": V4_NOFOLD, "v5": V5}
+NAMES: dict[str, str] = {"v1": V1, "v2": V2, "v3": V3, "v4": V4, "v4-nofold": V4_NOFOLD, "v5": V5, "v6": V6}
 
 
 def short_name(version: str) -> str:

@@ -210,7 +210,8 @@ def check_sketch(sketch: bytes, version: str, field: str = "sketch") -> bytes:
         raise InvalidArgument(
             field,
             f"{field} is {len(sketch)} bytes of format {code}; the index's recipe stores format {want.code} "
-            f"({want.size} bytes{', then a count byte and 8 bytes a part' if want.parts else ''})",
+            f"({want.size} bytes{', then a count byte and 8 bytes a part' if want.parts else ''}"
+            f"{', then its repeated words' if want.renames else ''})",
         )
     return sketch
 

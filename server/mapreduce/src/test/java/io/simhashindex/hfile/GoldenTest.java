@@ -104,4 +104,17 @@ class GoldenTest {
     }
     assertTrue(withParts >= 5, "sketch-parts.tsv has too few sketches with parts");
   }
+
+  @Test
+  void renamedTrailersAreJudgedAsRenamesPyJudgesThem() throws IOException {
+    List<String[]> rows = rows("renamed-trailers.tsv");
+    int renamed = 0;
+    for (String[] row : rows) {
+      boolean want = Boolean.parseBoolean(row[2]);
+      assertEquals(want, Sketches.renamed(Sketches.renames(bytes(row[0]), 0), Sketches.renames(bytes(row[1]), 0)),
+          row[0] + " " + row[1]);
+      renamed += want ? 1 : 0;
+    }
+    assertTrue(rows.size() > 100 && renamed > 10, "renamed-trailers.tsv has too few rows of either answer");
+  }
 }
