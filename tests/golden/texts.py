@@ -98,6 +98,23 @@ EDGE = {
 }
 
 
+def manual_page(name: str, what: str) -> str:
+    """A page of a family of manual pages: its name, a line of its own, and the family's boilerplate (recipe v6
+    tells two of them apart: renames.py)."""
+    options = "\n".join(f"-{c}, --option-{c} change how {name} reads its input, as option {c} says" for c in "abcdefg")
+    return (
+        f"NAME\n{name} - {what}\nSYNOPSIS\n{name} [OPTION]... [FILE]...\nDESCRIPTION\n{what.capitalize()}.\n"
+        f"{options}\n--help display this help and exit\n--version output version information and exit\n"
+        "AUTHOR\nWritten by the maintainers of the family.\nREPORTING BUGS\n"
+        "GNU coreutils online help: <https://www.gnu.org/software/coreutils/>\n"
+        "Report any translation bugs to <https://translationproject.org/team/>\n"
+        "COPYRIGHT\nCopyright (C) 2023 Free Software Foundation, Inc. License GPLv3+: GNU GPL version 3 or later.\n"
+        "This is free software: you are free to change and redistribute it. There is NO WARRANTY.\n"
+        f"SEE ALSO\nFull documentation <https://www.gnu.org/software/coreutils/{name}>\n"
+        f"or available locally via: info '(coreutils) {name} invocation'\n"
+    )
+
+
 def megabyte_text() -> str:
     """About 1 MB of mixed Chinese text, made deterministically (a counter makes every block differ)."""
     blocks = []

@@ -21,6 +21,9 @@ from simhash_server.fingerprint.sketch import similarity
 from simhash_server.index.keys import drawer_prefixes
 from simhash_server.index.model import Document
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "golden"))
+from texts import manual_page
+
 
 def article(seed: str, chars: int = 1500) -> str:
     """Random Han text: independent articles have unrelated fingerprints, so tests sharing the index keep apart."""
@@ -65,22 +68,6 @@ def test_a_close_fingerprint_with_a_different_text_is_left_out_and_counted(serve
     result = client.deduplicate(ids + "new", text=text)
     assert (result.stored, result.hits, result.below_similarity) == (True, (), 1)
     assert client.get(ids + "new") == fp
-
-
-def manual_page(name: str, what: str) -> str:
-    """A page of a family of manual pages: its name, a line of its own, and the family's boilerplate."""
-    options = "\n".join(f"-{c}, --option-{c} change how {name} reads its input, as option {c} says" for c in "abcdefg")
-    return (
-        f"NAME\n{name} - {what}\nSYNOPSIS\n{name} [OPTION]... [FILE]...\nDESCRIPTION\n{what.capitalize()}.\n"
-        f"{options}\n--help display this help and exit\n--version output version information and exit\n"
-        "AUTHOR\nWritten by the maintainers of the family.\nREPORTING BUGS\n"
-        "GNU coreutils online help: <https://www.gnu.org/software/coreutils/>\n"
-        "Report any translation bugs to <https://translationproject.org/team/>\n"
-        "COPYRIGHT\nCopyright (C) 2023 Free Software Foundation, Inc. License GPLv3+: GNU GPL version 3 or later.\n"
-        "This is free software: you are free to change and redistribute it. There is NO WARRANTY.\n"
-        f"SEE ALSO\nFull documentation <https://www.gnu.org/software/coreutils/{name}>\n"
-        f"or available locally via: info '(coreutils) {name} invocation'\n"
-    )
 
 
 def test_a_page_of_the_same_family_under_its_own_name_is_no_copy_but_the_page_in_a_template_is(client, ids) -> None:

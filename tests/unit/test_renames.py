@@ -12,32 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simhash_server.fingerprint import V5, V6, fingerprint, recipe_of
-from simhash_server.fingerprint.native import renames_function
+from simhash_server.fingerprint.native import native_function
 from simhash_server.fingerprint.normalize import normalize
 from simhash_server.fingerprint.renames import CONTEXTS, WORDS, length, parse, renamed, renames, trailer
 from simhash_server.fingerprint.sketch import similarity
 from simhash_server.fingerprint.sketch_format import format_of, parts_end, stored_parts
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "golden"))
-from texts import golden_texts
+from texts import golden_texts, manual_page
 
 FLOOR = recipe_of(V6).dedup_floor
-
-
-def manual_page(name: str, what: str, extra: str = "") -> str:
-    """A coreutils-like manual page: its name, a line of its own, and the family's boilerplate."""
-    options = "\n".join(f"-{c}, --option-{c} change how {name} reads its input, as option {c} says" for c in "abcdefg")
-    return (
-        f"NAME\n{name} - {what}\nSYNOPSIS\n{name} [OPTION]... [FILE]...\nDESCRIPTION\n{what.capitalize()}.{extra}\n"
-        f"{options}\n--help display this help and exit\n--version output version information and exit\n"
-        "AUTHOR\nWritten by the maintainers of the family.\nREPORTING BUGS\n"
-        "GNU coreutils online help: <https://www.gnu.org/software/coreutils/>\n"
-        "Report any translation bugs to <https://translationproject.org/team/>\n"
-        "COPYRIGHT\nCopyright (C) 2023 Free Software Foundation, Inc. License GPLv3+: GNU GPL version 3 or later.\n"
-        "This is free software: you are free to change and redistribute it. There is NO WARRANTY.\n"
-        f"SEE ALSO\nFull documentation <https://www.gnu.org/software/coreutils/{name}>\n"
-        f"or available locally via: info '(coreutils) {name} invocation'\n"
-    )
 
 
 def test_two_pages_of_one_family_under_their_own_names_are_renamed_neighbours() -> None:
@@ -104,7 +88,7 @@ def test_a_format_5_sketch_carries_its_parts_then_its_renames() -> None:
     assert format_of(made.sketch + b"\x00") is None
 
 
-@pytest.mark.skipif(renames_function() is None, reason="the extension is not installed")
+@pytest.mark.skipif(native_function("renames_trailer") is None, reason="the extension is not installed")
 def test_the_extension_gives_pythons_bytes() -> None:
     texts = [normalize(t) for t in golden_texts().values()]
     texts += [normalize(manual_page(n, "print something")) for n in ("ls", "sha256sum", "b2sum")]
@@ -117,6 +101,6 @@ def test_the_extension_gives_pythons_bytes() -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=200))
 def test_the_extension_gives_pythons_bytes_for_any_text(text: str) -> None:
-    if renames_function() is None:
+    if native_function("renames_trailer") is None:
         pytest.skip("the extension is not installed")
     assert trailer(text, native=True) == trailer(text, native=False)

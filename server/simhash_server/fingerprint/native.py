@@ -24,8 +24,7 @@ __all__ = [
     "character_classes",
     "decompositions",
     "fingerprinter",
-    "renamed_function",
-    "renames_function",
+    "native_function",
     "sketch_function",
 ]
 
@@ -116,31 +115,16 @@ def _tables() -> tuple[bytes, dict[str, str]]:
 
 
 @cache
+def native_function(name: str) -> Any | None:
+    """The extension's function ``name``, or None without the extension."""
+    try:
+        import simhash_native
+    except ImportError:
+        return None
+    return getattr(simhash_native, name)
+
+
 def sketch_function() -> Any | None:
     """``simhash_native.packed_sketch`` (a sketch's packed bins in Rust, the same bytes as sketch.py's numpy),
     or None without the extension."""
-    try:
-        import simhash_native
-    except ImportError:
-        return None
-    return simhash_native.packed_sketch
-
-
-def renames_function() -> Any | None:
-    """``simhash_native.renames_trailer`` (renames.py's trailer in Rust, the same bytes), or None without the
-    extension."""
-    try:
-        import simhash_native
-    except ImportError:
-        return None
-    return simhash_native.renames_trailer
-
-
-def renamed_function() -> Any | None:
-    """``simhash_native.renamed`` (renames.py's renamed of two trailers in Rust), or None without the
-    extension."""
-    try:
-        import simhash_native
-    except ImportError:
-        return None
-    return simhash_native.renamed
+    return native_function("packed_sketch")

@@ -76,9 +76,9 @@ def renames(normalized: str) -> Renames:
 def trailer(normalized: str, native: bool = True) -> bytes:
     """The bytes a format 5 sketch stores after its parts; in Rust where the extension is installed."""
     # Imported here: sketch_format.py reads stored renames (``length``) without the tokenizer native.py loads.
-    from simhash_server.fingerprint.native import renames_function
+    from simhash_server.fingerprint.native import native_function
 
-    rust = renames_function() if native else None
+    rust = native_function("renames_trailer") if native else None
     if rust is not None:
         return bytes(rust(normalized, WORDS, CONTEXTS, REPEATED))
     found = renames(normalized)
@@ -128,9 +128,9 @@ def renamed(a: Renames, b: Renames) -> bool:
 def renamed_trailers(a: bytes, b: bytes, native: bool = True) -> bool:
     """``renamed`` of two trailers (the bytes after two format 5 sketches' parts); in Rust where the extension
     is installed, since a verified query compares its text's with every candidate's."""
-    from simhash_server.fingerprint.native import renamed_function
+    from simhash_server.fingerprint.native import native_function
 
-    rust = renamed_function() if native else None
+    rust = native_function("renamed") if native else None
     if rust is not None:
         return bool(rust(a, b, LEAST))
     return renamed(parse(a, 0), parse(b, 0))
