@@ -1,12 +1,14 @@
-"""What verification costs by recipe version: v3 (Jaccard, format 2) and v4 (containment, format 3) side by
-side in one run, on the local HBase of `make run`.
+"""What verification costs by recipe version: v4 (containment, format 3) and v6, the default (v4's containment,
+its parts and its renamed neighbours, format 5), side by side in one run, on the local HBase of `make run`.
 
 Two indexes hold the same --background random fingerprints, each with random sketch bytes of its version's
 format, plus the evaluation corpus (corpus.py: Debian pages with edited copies) fingerprinted and sketched
 by each version.  Interleaved, document by document:
 - CPU per document: fingerprint + sketch under each version;
+- CPU per candidate: one sketch comparison (``similarity``) of each document with its edited copy, in the
+  extension and in numpy and Python (its fallback), alternating;
 - Query latency: every corpus document asks its own index a verified query at its version's default floor
-  (v3 0.9, v4 0.75), the two versions alternating, each first in turn; also an unverified query of each;
+  (0.75 for both), the two versions alternating, each first in turn; also an unverified query of each;
 then the fp2docs table's bytes per document on disk after a flush, for each.
 
 With --scale, both versions' queries scan the drawer table of bench-scale's index instead (var/scale, on its
@@ -38,11 +40,12 @@ from corpus import load_corpus
 
 from simhash_deploy import LocalHBase, Ports
 from simhash_schema import TableSpec, apply_schema, connect, index_tables
-from simhash_server.fingerprint import V3, V4, fingerprint, recipe_of, short_name
+from simhash_server.fingerprint import V4, V6, fingerprint, recipe_of, short_name
+from simhash_server.fingerprint.sketch import similarity
 from simhash_server.index.model import Document
 from simhash_server.index.store import IndexStore, StoreConfig
 
-VERSIONS = (V3, V4)
+VERSIONS = (V4, V6)
 
 
 def open_store(prefix: str, args: argparse.Namespace, version: str, drawers: TableSpec | None) -> IndexStore:
@@ -99,11 +102,28 @@ def load_background(
         for start in range(0, count, 5000):
             stop = min(start + 5000, count)
             noise = rng.integers(0, 256, size=(stop - start, form.size - form.header), dtype=np.uint8)
-            trailer = b"\0" if form.parts else b""  # format 4: no parts follow
+            trailer = bytes(form.parts + form.renames)  # no parts follow, nor repeated words
             store.index_many(
                 Document(f"bg{i}", int(fp), headers[v] + n.tobytes() + trailer)
                 for i, fp, n in zip(range(start, stop), background[start:stop], noise, strict=True)
             )
+
+
+def score_candidates(docs: list, made: dict[str, list], rounds: int = 5) -> dict[tuple[str, bool], float]:
+    """µs per sketch comparison, each edited copy's against its original's, per version, in the extension
+    (True) and in numpy and Python (False): the paths alternate round by round, each first in turn."""
+    where = {d.id: k for k, d in enumerate(docs)}
+    pairs = [(where[d.edited_from], k) for k, d in enumerate(docs) if d.edited_from in where]
+    paths = [(v, native) for v in VERSIONS for native in (True, False)]
+    took: dict[tuple[str, bool], list[float]] = {p: [] for p in paths}
+    for r in range(rounds):
+        for v, native in paths if r % 2 else paths[::-1]:
+            sketches = [(made[v][i].sketch, made[v][j].sketch) for i, j in pairs]
+            began = time.perf_counter()
+            for a, b in sketches:
+                similarity(a, b, native)
+            took[(v, native)].append((time.perf_counter() - began) / len(sketches))
+    return {p: float(np.median(t)) * 1e6 for p, t in took.items()}
 
 
 def measure(args: argparse.Namespace, run: str, local: LocalHBase, drawers: TableSpec | None) -> None:
@@ -121,6 +141,7 @@ def measure(args: argparse.Namespace, run: str, local: LocalHBase, drawers: Tabl
             made[v].append(fingerprint(d.text, v, sketch=True))
             cpu[v].append(time.perf_counter() - began)
     print(f"corpus: {len(docs)} documents, mean {np.mean([len(d.text) for d in docs]):.0f} characters", flush=True)
+    scoring = score_candidates(docs, made)
 
     if drawers is None:  # with --scale, bench-scale's drawer table is the background
         headers = {v: made[v][0].sketch[: recipe_of(v).sketch.header] for v in VERSIONS}
@@ -166,18 +187,23 @@ def measure(args: argparse.Namespace, run: str, local: LocalHBase, drawers: Tabl
 
     print(f"\n{args.background:,} background fingerprints{' (bench-scale)' if drawers else ''}")
     print(
-        "| version | fingerprint + sketch, µs per document (mean) | verified query p50 / p99 ms | unverified "
-        "p50 / p99 ms | mean hits, verified | fp2docs bytes per document |"
+        "| version | fingerprint + sketch, µs per document (mean) | scoring a candidate, µs: extension / numpy "
+        "| verified query p50 / p99 ms | unverified p50 / p99 ms | mean hits, verified | fp2docs bytes per document |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for v, name in zip(VERSIONS, tables, strict=True):
         ver, unv = query[(v, True)], query[(v, False)]
         print(
-            f"| {short_name(v)} | {np.mean(cpu[v]) * 1e6:.0f} | {percentile(ver, 0.5) * 1e3:.2f} / "
+            f"| {short_name(v)} | {np.mean(cpu[v]) * 1e6:.0f} | {scoring[(v, True)]:.1f} / {scoring[(v, False)]:.1f} "
+            f"| {percentile(ver, 0.5) * 1e3:.2f} / "
             f"{percentile(ver, 0.99) * 1e3:.2f} | {percentile(unv, 0.5) * 1e3:.2f} / {percentile(unv, 0.99) * 1e3:.2f} "
             f"| {np.mean(hits[(v, True)]):.2f} | {sizes[name] / rows:.1f} |"
         )
     a, b = VERSIONS
+    for v in VERSIONS:
+        print(
+            f"{short_name(v)}, scoring a candidate: extension / numpy {scoring[(v, True)] / scoring[(v, False)]:.2f}x"
+        )
     for verified in (True, False):
         ratio = percentile(query[(b, verified)], 0.5) / percentile(query[(a, verified)], 0.5)
         ratio99 = percentile(query[(b, verified)], 0.99) / percentile(query[(a, verified)], 0.99)

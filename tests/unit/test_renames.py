@@ -14,7 +14,16 @@ from hypothesis import strategies as st
 from simhash_server.fingerprint import V5, V6, fingerprint, recipe_of
 from simhash_server.fingerprint.native import native_function
 from simhash_server.fingerprint.normalize import normalize
-from simhash_server.fingerprint.renames import CONTEXTS, WORDS, length, parse, renamed, renames, trailer
+from simhash_server.fingerprint.renames import (
+    CONTEXTS,
+    WORDS,
+    length,
+    parse,
+    renamed,
+    renamed_trailers,
+    renames,
+    trailer,
+)
 from simhash_server.fingerprint.sketch import similarity
 from simhash_server.fingerprint.sketch_format import format_of, parts_end, stored_parts
 
@@ -31,7 +40,7 @@ def test_two_pages_of_one_family_under_their_own_names_are_renamed_neighbours() 
     v5 = similarity(*(fingerprint(t, V5, sketch=True).sketch for t in (a, b)))
     assert v5 >= FLOOR  # what v5 calls a copy
     assert renamed(renames(normalize(a)), renames(normalize(b)))
-    assert similarity(sa, sb) == 0.0
+    assert similarity(sa, sb) == similarity(sa, sb, native=False) == 0.0
 
 
 @pytest.mark.parametrize(
@@ -48,7 +57,7 @@ def test_a_copy_is_not_renamed(edit) -> None:
     copy = edit(page)
     sa, sb = (fingerprint(t, V6, sketch=True).sketch for t in (page, copy))
     v5 = similarity(*(fingerprint(t, V5, sketch=True).sketch for t in (page, copy)))
-    assert similarity(sa, sb) == v5 >= FLOOR
+    assert similarity(sa, sb) == similarity(sa, sb, native=False) == v5 >= FLOOR
 
 
 def test_chinese_words_are_left_out_and_latin_ones_in_chinese_text_kept() -> None:
@@ -104,3 +113,35 @@ def test_the_extension_gives_pythons_bytes_for_any_text(text: str) -> None:
     if native_function("renames_trailer") is None:
         pytest.skip("the extension is not installed")
     assert trailer(text, native=True) == trailer(text, native=False)
+
+
+def _trailer_bytes(words: list[tuple[int, list[int]]]) -> bytes:
+    out = bytearray([len(words)])
+    for word, around in words:
+        out += word.to_bytes(4, "big") + bytes([len(around)]) + b"".join(c.to_bytes(4, "big") for c in around)
+    return bytes(out)
+
+
+# Few distinct words and contexts, so that trailers share them; contexts in any order, repeated, and words given
+# twice, as no trailer this code writes is but a stored one might be.
+_TRAILERS = st.lists(st.tuples(st.integers(0, 5), st.lists(st.integers(0, 12), max_size=8)), max_size=6).map(
+    _trailer_bytes
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_TRAILERS, _TRAILERS)
+def test_the_extension_judges_any_two_trailers_as_python_does(a: bytes, b: bytes) -> None:
+    if native_function("renamed") is None:
+        pytest.skip("the extension is not installed")
+    assert renamed_trailers(a, b, native=True) == renamed_trailers(a, b, native=False)
+
+
+def test_the_extension_refuses_bytes_that_are_no_trailer() -> None:
+    rust = native_function("renamed")
+    if rust is None:
+        pytest.skip("the extension is not installed")
+    whole = _trailer_bytes([(1, [2, 3, 4])])
+    for cut in (whole[:0], whole[:3], whole[:-1]):
+        with pytest.raises(ValueError, match="not a renames trailer"):
+            rust(cut, whole, 3)

@@ -208,3 +208,39 @@ def test_formats_3_and_2_do_not_compare() -> None:
     tokens = [f"w{i}" for i in range(50)]
     with pytest.raises(SketchError, match="second sketch is not of format 3"):
         similarity(sketch_in(tokens, FORMATS[3]), sketch_in(tokens, FORMATS[2]))
+
+
+@pytest.mark.parametrize("code", sorted(FORMATS))
+def test_the_extension_counts_agreeing_bins_as_numpy_does(code: int) -> None:
+    from simhash_server.fingerprint.native import native_function
+    from simhash_server.fingerprint.sketch import jaccard
+
+    if native_function("agreeing_bins") is None:
+        pytest.skip("the extension is not installed")
+    form = FORMATS[code]
+    rng = random.Random(code)
+    base = [rng.getrandbits(8) for _ in range(form.size - form.header)]
+    # Trailers of formats with parts or renames: none (a count byte of 0 each); the bins are what is compared.
+    tail = bytes(int(form.parts) + int(form.renames))
+    header = bytes([code]) + (rng.getrandbits(32).to_bytes(4, "big") if form.counted else b"")
+    for changed in (0, 1, 7, 100, len(base)):
+        other = list(base)
+        for at in rng.sample(range(len(base)), changed):
+            other[at] = rng.getrandbits(8)
+        a, b = header + bytes(base) + tail, header + bytes(other) + tail
+        assert jaccard(a, b, native=True) == jaccard(a, b, native=False)
+        assert similarity(a, b, native=True) == similarity(a, b, native=False)
+
+
+def test_the_extensions_bin_count_names_a_bad_argument() -> None:
+    from simhash_server.fingerprint.native import native_function
+
+    rust = native_function("agreeing_bins")
+    if rust is None:
+        pytest.skip("the extension is not installed")
+    assert rust(b"\x00\x0f", b"\x00\x0e", 0, 2, 2) == 7  # one of eight 2-bit bins differs
+    assert rust(b"\x00\x0f", b"\x00\x0e", 0, 2, 8) == 1
+    with pytest.raises(ValueError, match="bits: 1, 2, 4 or 8, got 3"):
+        rust(b"\x00", b"\x00", 0, 1, 3)
+    with pytest.raises(ValueError, match=r"start, end: 0\.\.2 is not a range of both sketches"):
+        rust(b"\x00\x00", b"\x00", 0, 2, 2)

@@ -729,6 +729,44 @@ const fn is_space(ch: char) -> bool {
         | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}')
 }
 
+/// `agreeing_bins(a, b, start, end, bits)`: how many of the `bits`-bit bins packed in `a[start..end]` hold
+/// the value of the same bin in `b[start..end]` (sketch.py's `jaccard` counts them with numpy).
+#[pyfunction]
+fn agreeing_bins(a: &[u8], b: &[u8], start: usize, end: usize, bits: u32) -> PyResult<usize> {
+    let low: u64 = match bits {
+        1 => !0,
+        2 => 0x5555_5555_5555_5555,
+        4 => 0x1111_1111_1111_1111,
+        8 => 0x0101_0101_0101_0101,
+        _ => return Err(PyValueError::new_err(format!("bits: 1, 2, 4 or 8, got {bits}"))),
+    };
+    if start > end || end > a.len() || end > b.len() {
+        return Err(PyValueError::new_err(format!("start, end: {start}..{end} is not a range of both sketches")));
+    }
+    let (a, b) = (&a[start..end], &b[start..end]);
+    // Eight bytes at a time: a bin differs where any of its bits does, so each bin's bits are ORed onto its
+    // lowest (shifts within the bin only reach its own bits there) and those are counted.
+    let differing = |x: u64, y: u64| {
+        let mut d = x ^ y;
+        let mut shift = 1;
+        while shift < bits {
+            d |= d >> shift;
+            shift <<= 1;
+        }
+        (d & low).count_ones() as usize
+    };
+    let word = |bytes: &[u8]| {
+        let mut eight = [0u8; 8];
+        eight[..bytes.len()].copy_from_slice(bytes);
+        u64::from_le_bytes(eight)
+    };
+    let mut unequal = 0;
+    for (x, y) in a.chunks(8).zip(b.chunks(8)) {
+        unequal += differing(word(x), word(y));
+    }
+    Ok(a.len() * 8 / bits as usize - unequal)
+}
+
 /// renames.py's text with every run of ASCII digits read as "0" (borrowed when it has no digit).
 fn fold_digit_runs(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.bytes().any(|b| b.is_ascii_digit()) {
@@ -870,55 +908,104 @@ fn renames_trailer<'py>(
     Ok(PyBytes::new(py, &out))
 }
 
-/// A renames trailer's words (their hashes), each with its sorted contexts; None when the bytes are not one.
-fn parse_renames(value: &[u8]) -> Option<Vec<(u32, Vec<u32>)>> {
-    let read = |at: usize| -> Option<u32> { value.get(at..at + 4).map(|b| u32::from_be_bytes(b.try_into().expect("4"))) };
-    let mut words = Vec::with_capacity(*value.first()? as usize);
-    let mut at = 1;
-    for _ in 0..value[0] {
-        let word = read(at)?;
-        let n = *value.get(at + 4)? as usize;
-        at += 5;
-        let mut contexts = (0..n).map(|c| read(at + 4 * c)).collect::<Option<Vec<u32>>>()?;
-        contexts.sort_unstable();
-        contexts.dedup(); // a set, as Python's
-        at += 4 * n;
-        // As Python's map: a word given twice keeps its first place and its last contexts.
-        match words.iter_mut().find(|(w, _): &&mut (u32, Vec<u32>)| *w == word) {
-            Some(entry) => entry.1 = contexts,
-            None => words.push((word, contexts)),
+/// A renames trailer read: its words' hashes, and for word k its contexts at `contexts[spans[k].0..spans[k].1]`,
+/// sorted and distinct.  One flat list: a verified query reads a trailer per candidate.
+struct Trailer {
+    words: Vec<u32>,
+    spans: Vec<(usize, usize)>,
+    contexts: Vec<u32>,
+}
+
+impl Trailer {
+    /// The trailer in `value`, or None when the bytes are not one.  As Python's map: a word given twice keeps
+    /// its first place and its last contexts.
+    fn parse(value: &[u8]) -> Option<Trailer> {
+        let read = |at: usize| value.get(at..at + 4).map(|b| u32::from_be_bytes(b.try_into().expect("4")));
+        let count = *value.first()? as usize;
+        let mut out = Trailer { words: Vec::with_capacity(count), spans: Vec::with_capacity(count), contexts: Vec::new() };
+        let mut at = 1;
+        for _ in 0..count {
+            let word = read(at)?;
+            let n = *value.get(at + 4)? as usize;
+            at += 5;
+            let begin = out.contexts.len();
+            for c in 0..n {
+                out.contexts.push(read(at + 4 * c)?);
+            }
+            at += 4 * n;
+            let new = &mut out.contexts[begin..];
+            if !new.windows(2).all(|w| w[0] < w[1]) {
+                new.sort_unstable();
+                let mut kept = begin;
+                for r in begin..out.contexts.len() {
+                    if kept == begin || out.contexts[r] != out.contexts[kept - 1] {
+                        out.contexts[kept] = out.contexts[r];
+                        kept += 1;
+                    }
+                }
+                out.contexts.truncate(kept);
+            }
+            let span = (begin, out.contexts.len());
+            match out.words.iter().position(|&w| w == word) {
+                Some(k) => out.spans[k] = span,
+                None => {
+                    out.words.push(word);
+                    out.spans.push(span);
+                }
+            }
         }
+        Some(out)
     }
-    Some(words)
+
+    fn around(&self, k: usize) -> &[u32] {
+        &self.contexts[self.spans[k].0..self.spans[k].1]
+    }
+
+    fn place(&self, word: u32) -> Option<usize> {
+        self.words.iter().position(|&w| w == word)
+    }
 }
 
 /// `renamed(a, b)`: renames.py's `renamed` of two trailers (the bytes after a format 5 sketch's parts).
 #[pyfunction]
 fn renamed(a: &[u8], b: &[u8], least: usize) -> PyResult<bool> {
-    let (Some(a), Some(b)) = (parse_renames(a), parse_renames(b)) else {
+    let (Some(a), Some(b)) = (Trailer::parse(a), Trailer::parse(b)) else {
         return Err(PyValueError::new_err("not a renames trailer"));
     };
-    let find = |words: &[(u32, Vec<u32>)], word: u32| -> Option<usize> { words.iter().position(|(w, _)| *w == word) };
-    let none: Vec<u32> = Vec::new();
-    for (x, around_x) in &a {
-        let x_in_b = find(&b, *x).map_or(&none, |k| &b[k].1);
-        for (y, around_y) in &b {
-            if y == x {
+    Ok(renamed_words(&a, &b, least))
+}
+
+/// Whether a word x of `a` and another word y of `b` share `least` contexts that `a` does not have for y nor
+/// `b` for x.  A verified query asks this of every candidate: `b`'s contexts are looked up once each, through
+/// one sorted list of (context, word), rather than each pair of words intersected.
+fn renamed_words(a: &Trailer, b: &Trailer, least: usize) -> bool {
+    let y_in_a: Vec<Option<usize>> = b.words.iter().map(|&y| a.place(y)).collect();
+    let mut by_context: Vec<(u32, usize)> = Vec::with_capacity(b.contexts.len());
+    for k in 0..b.words.len() {
+        by_context.extend(b.around(k).iter().map(|&c| (c, k)));
+    }
+    by_context.sort_unstable();
+    let mut shared = vec![0usize; b.words.len()];
+    for (i, &x) in a.words.iter().enumerate() {
+        let x_in_b = b.place(x).map(|k| b.around(k));
+        shared.fill(0);
+        for c in a.around(i) {
+            if x_in_b.is_some_and(|around| around.binary_search(c).is_ok()) {
                 continue;
             }
-            let y_in_a = find(&a, *y).map_or(&none, |k| &a[k].1);
-            let mut shared = 0;
-            for c in around_x {
-                if around_y.binary_search(c).is_ok() && y_in_a.binary_search(c).is_err() && x_in_b.binary_search(c).is_err() {
-                    shared += 1;
+            let from = by_context.partition_point(|&(d, _)| d < *c);
+            for &(_, k) in by_context[from..].iter().take_while(|&&(d, _)| d == *c) {
+                if b.words[k] == x || y_in_a[k].is_some_and(|j| a.around(j).binary_search(c).is_ok()) {
+                    continue;
                 }
-            }
-            if shared >= least {
-                return Ok(true);
+                shared[k] += 1;
+                if shared[k] >= least {
+                    return true;
+                }
             }
         }
     }
-    Ok(false)
+    false
 }
 
 #[pymodule]
@@ -928,5 +1015,6 @@ fn simhash_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(packed_sketch, m)?)?;
     m.add_function(wrap_pyfunction!(renames_trailer, m)?)?;
     m.add_function(wrap_pyfunction!(renamed, m)?)?;
+    m.add_function(wrap_pyfunction!(agreeing_bins, m)?)?;
     Ok(())
 }

@@ -39,19 +39,19 @@ Two sketches compare only when they are of one format; a stored sketch of anothe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 
 import numpy as np
 
 from simhash_server.fingerprint.features import fmix64, shingle_hashes, token_hashes
-from simhash_server.fingerprint.native import sketch_function
+from simhash_server.fingerprint.native import native_function, sketch_function
 from simhash_server.fingerprint.renames import renamed_trailers
 from simhash_server.fingerprint.sketch_format import (
     FORMATS,
     SKETCH_BINS,
     SketchError,
     SketchFormat,
-    distinct_shingles,
     format_of,
     header_of,
     parts_end,
@@ -169,14 +169,32 @@ def _values(value: bytes, form: SketchFormat) -> np.ndarray:
     return np.stack([(packed >> np.uint8(k * form.bits)) & mask for k in range(per_byte)], axis=1).ravel()
 
 
-def jaccard(a: bytes, b: bytes) -> float:
-    """Estimated Jaccard similarity (0..1) of the documents behind two stored sketches of one format."""
+def jaccard(a: bytes, b: bytes, native: bool = True) -> float:
+    """Estimated Jaccard similarity (0..1) of the documents behind two stored sketches of one format; the
+    bins are compared in Rust where the extension is installed."""
+    return _jaccard(a, b, _one_format(a, b), native)
+
+
+def _one_format(a: bytes, b: bytes) -> SketchFormat:
     form = format_of(a)
     if form is None:
         raise SketchError(f"the first sketch is of no known format ({', '.join(map(str, FORMATS))})")
     if format_of(b) != form:
         raise SketchError(f"the second sketch is not of format {form.code} ({form.size} bytes)")
-    agree = np.count_nonzero(_values(a, form) == _values(b, form))
+    return form
+
+
+@cache
+def _agreeing_bins() -> Callable[[bytes, bytes, int, int, int], int] | None:
+    return native_function("agreeing_bins")
+
+
+def _jaccard(a: bytes, b: bytes, form: SketchFormat, native: bool) -> float:
+    rust = _agreeing_bins() if native else None
+    if rust is not None:
+        agree = rust(a, b, form.header, form.size, form.bits)
+    else:
+        agree = int(np.count_nonzero(_values(a, form) == _values(b, form)))
     chance = 2.0**-form.bits  # two unrelated b-bit values agree this often
     return max(0.0, (agree / form.bins - chance) / (1 - chance))
 
@@ -191,16 +209,15 @@ def containment(j: float, a: int, b: int) -> float:
     return min(1.0, shared / small) * min(1.0, 2 * small / large)
 
 
-def similarity(a: bytes, b: bytes) -> float:
+def similarity(a: bytes, b: bytes, native: bool = True) -> float:
     """The similarity a verified query compares with its floor: the estimated Jaccard for formats 1 and 2,
     containment (``containment``) for counted formats 3 and 4, and for format 5 the same but 0 for renamed
-    neighbours (renames.py)."""
-    j = jaccard(a, b)
-    count_a, count_b = distinct_shingles(a), distinct_shingles(b)
-    if count_a is None or count_b is None:
+    neighbours (renames.py).  A verified query scores every candidate so: each sketch's format is read
+    once, and the bins and the renames are compared in Rust where the extension is installed."""
+    form = _one_format(a, b)
+    j = _jaccard(a, b, form, native)
+    if not form.counted:
         return j
-    form = format_of(a)
-    renames = form is not None and form.renames
-    if renames and renamed_trailers(a[parts_end(a, form) :], b[parts_end(b, form) :]):
+    if form.renames and renamed_trailers(a[parts_end(a, form) :], b[parts_end(b, form) :], native):
         return 0.0
-    return containment(j, count_a, count_b)
+    return containment(j, int.from_bytes(a[1:5], "big"), int.from_bytes(b[1:5], "big"))
