@@ -646,9 +646,11 @@ that keeps P1x and drops them, nor do the other decisions v4's sketch allows (do
 neighbours are not told apart by v4's sketch"); about half of the N5 pairs a verified query reaches have
 equal fingerprints.  What tells them apart for a reader is a page's name, and v6 carries it: a word that
 stands, again and again, where the other page has its own, between the same words (fingerprint/renames.py).
-The v6 rows keep every kind of copy within 0.01 of v4's and drop most of these pages: what remains are
-English pages that differ by words put in ("clockwise" and "counter-clockwise", "legacy"), not put for
-another (docs/decisions.md, "v6: renamed neighbours").
+The v6 rows keep every kind of copy within 0.01 of v4's and drop most of these pages.  The English ones
+left (3 of 27 here) differ by a word put in ("Cartoon" and "Cartoon (legacy)"), by a phrase put for another
+whose neighbours change with it ("add alpha channel to" and "subtract from"), or are short pages whose name
+stands in only 2 different places (GIMP's "File" and "Image" menu pages); see docs/decisions.md, "v6:
+renamed neighbours".
 """
 
 
