@@ -244,3 +244,30 @@ def test_the_extensions_bin_count_names_a_bad_argument() -> None:
         rust(b"\x00", b"\x00", 0, 1, 3)
     with pytest.raises(ValueError, match=r"start, end: 0\.\.2 is not a range of both sketches"):
         rust(b"\x00\x00", b"\x00", 0, 2, 2)
+
+
+def test_a_verified_query_scores_only_stored_sketches_of_its_own_format() -> None:
+    from simhash_server.fingerprint import V5, V6, fingerprint
+    from simhash_server.index.model import Near, verified
+
+    text = "\n".join(f"line {i} of a page that is long enough to be sketched" for i in range(40))
+    mine, older = fingerprint(text, V6, sketch=True), fingerprint(text, V5, sketch=True)
+    other = fingerprint(text.replace("line", "row").replace("page", "list"), V6, sketch=True)
+    near = [
+        Near("same", mine.value, 0, mine.sketch),
+        Near("older, close", mine.value ^ 1, 1, older.sketch),  # v5's format: not compared, within 3: kept
+        Near("older, far", mine.value ^ 0x1F, 5, older.sketch),  # beyond 3 only a sketch could vouch for it
+        Near("none", mine.value ^ 3, 2, b""),
+        Near("other", mine.value ^ 7, 3, other.sketch),  # of the format, scored, below the floor
+    ]
+    answer = verified(near, mine.sketch, 0.75, None)
+    assert [(h.doc_id, h.similarity) for h in answer.hits] == [("same", 1.0), ("older, close", None), ("none", None)]
+    assert answer.below_floor == 1
+    unreadable = verified(near, b"\x09", 0.75, None)  # the query's own sketch of no known format
+    assert [(h.doc_id, h.similarity) for h in unreadable.hits] == [
+        ("same", None),
+        ("older, close", None),
+        ("none", None),
+        ("other", None),
+    ]
+    assert unreadable.below_floor == 0

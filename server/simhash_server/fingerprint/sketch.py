@@ -63,6 +63,7 @@ __all__ = [
     "distinct_shingle_count",
     "jaccard",
     "similarity",
+    "similarity_of",
     "sketch",
     "sketch_of_hashes",
 ]
@@ -212,9 +213,14 @@ def containment(j: float, a: int, b: int) -> float:
 def similarity(a: bytes, b: bytes, native: bool = True) -> float:
     """The similarity a verified query compares with its floor: the estimated Jaccard for formats 1 and 2,
     containment (``containment``) for counted formats 3 and 4, and for format 5 the same but 0 for renamed
-    neighbours (renames.py).  A verified query scores every candidate so: each sketch's format is read
-    once, and the bins and the renames are compared in Rust where the extension is installed."""
-    form = _one_format(a, b)
+    neighbours (renames.py)."""
+    return similarity_of(_one_format(a, b), a, b, native)
+
+
+def similarity_of(form: SketchFormat, a: bytes, b: bytes, native: bool = True) -> float:
+    """``similarity`` of two sketches whose format the caller has read (``format_of``) and found ``form`` for
+    both: a verified query reads its own sketch's once, not once per candidate.  The bins and the renames
+    are compared in Rust where the extension is installed."""
     j = _jaccard(a, b, form, native)
     if not form.counted:
         return j

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from simhash_server.fingerprint.sketch_format import comparable, format_of, readable
+from simhash_server.fingerprint.sketch_format import format_of, readable
 from simhash_server.fingerprint.versions import recipe_of
 from simhash_server.index.errors import InvalidArgument
 
@@ -284,15 +284,16 @@ def verified(near: Iterable[Near], sketch: bytes, min_similarity: float, limit: 
     from the text's fingerprint: ranked by distance, a small ``limit`` would cut it for nearer pages the
     sketch rates lower.
     """
-    from simhash_server.fingerprint.sketch import similarity  # numpy's: only where a query is verified
+    from simhash_server.fingerprint.sketch import similarity_of  # numpy's: only where a query is verified
 
+    form = format_of(sketch)
     hits, below = [], 0
     for doc, candidate, distance, stored in near:
-        if not comparable(sketch, stored):  # none stored, or one of another recipe's format
+        if form is None or format_of(stored) != form:  # none stored, or one of another recipe's format
             if distance <= MAX_DISTANCE:
                 hits.append(Hit(doc, candidate, distance))
             continue
-        estimate = similarity(sketch, stored)
+        estimate = similarity_of(form, sketch, stored)
         if estimate >= min_similarity:
             hits.append(Hit(doc, candidate, distance, estimate))
         else:
