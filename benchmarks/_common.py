@@ -131,6 +131,21 @@ def serving(
             proc.wait(60)
 
 
+MAPREDUCE_TARGET = ROOT / "server" / "mapreduce" / "target"
+
+
+def java_harness(source: Path, built: Path, jars: str = "*.jar") -> str:
+    """Compiles a benchmark's Java harness (``source``, into ``built``) against the MapReduce job's classes and
+    its dependency jars named like ``jars``; the class path to run it with."""
+    found = sorted((MAPREDUCE_TARGET / "lib").glob(jars))
+    if not (MAPREDUCE_TARGET / "classes").is_dir() or not found:
+        raise SystemExit(f"{MAPREDUCE_TARGET} has no classes or no {jars} jar: run `make jars` first")
+    path = ":".join([str(built), str(MAPREDUCE_TARGET / "classes"), *map(str, found)])
+    built.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["javac", "-nowarn", "-cp", path, "-d", str(built), str(source)], check=True)
+    return path
+
+
 def table(header: list[str], rows: list[list[object]]) -> str:
     """A Markdown table, as docs/benchmarks.md holds them."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]

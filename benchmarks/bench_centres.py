@@ -21,25 +21,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import table
+from _common import ROOT, java_harness, table
 
-ROOT = Path(__file__).resolve().parents[1]
-JOB = ROOT / "server" / "mapreduce" / "target"
 SOURCE = ROOT / "benchmarks" / "java" / "io" / "simhashindex" / "hfile" / "CenterCapacity.java"
 BUILT = ROOT / "var" / "bench-centres"
 HARNESS = "io.simhashindex.hfile.CenterCapacity"
-
-
-def class_path() -> str:
-    agrona = sorted((JOB / "lib").glob("agrona-*.jar"))
-    if not (JOB / "classes").is_dir() or not agrona:
-        raise SystemExit(f"{JOB} has no classes or Agrona jar: run `make jars` first")
-    return ":".join([str(BUILT), str(JOB / "classes"), str(agrona[-1])])
-
-
-def compile_harness(path: str) -> None:
-    BUILT.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["javac", "-nowarn", "-cp", path, "-d", str(BUILT), str(SOURCE)], check=True)
 
 
 def run(path: str, heap_mb: int, documents: int) -> tuple[float, int] | None:
@@ -78,8 +64,7 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=5_000_000, help="the component timed at each heap")
     parser.add_argument("--step", type=int, default=250_000, help="the bisection's resolution in documents")
     args = parser.parse_args()
-    path = class_path()
-    compile_harness(path)
+    path = java_harness(SOURCE, BUILT, "agrona-*.jar")
     heaps = [int(h) for h in args.heaps.split(",")]
     rows, found = [], []
     for heap in heaps:

@@ -23,21 +23,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import table
+from _common import ROOT, java_harness, table
 
-ROOT = Path(__file__).resolve().parents[1]
-JOB = ROOT / "server" / "mapreduce" / "target"
 SOURCE = ROOT / "benchmarks" / "java" / "io" / "simhashindex" / "hfile" / "PartsMeetingCost.java"
 BUILT = ROOT / "var" / "bench-parts-step"
 HARNESS = "io.simhashindex.hfile.PartsMeetingCost"
 WAYS = ("meeting", "each")
-
-
-def class_path() -> str:
-    jars = sorted((JOB / "lib").glob("*.jar"))
-    if not (JOB / "classes").is_dir() or not jars:
-        raise SystemExit(f"{JOB} has no classes or dependency jars: run `make jars` first")
-    return ":".join([str(BUILT), str(JOB / "classes"), *map(str, jars)])
 
 
 def run(path: str, fingerprints: int, documents: int, share: float, rounds: int, way: str) -> tuple[float, int]:
@@ -62,9 +53,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5, help="fresh JVMs per way and group, in turns")
     parser.add_argument("--rounds", type=int, default=4, help="reduce calls per JVM (the first warm it up)")
     args = parser.parse_args()
-    path = class_path()
-    BUILT.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["javac", "-nowarn", "-cp", path, "-d", str(BUILT), str(SOURCE)], check=True)
+    path = java_harness(SOURCE, BUILT)
     rows = []
     for group in args.groups.split(","):
         fingerprints, documents = (int(x) for x in group.split("x"))
