@@ -52,6 +52,7 @@ from simhash_server.fingerprint.sketch_format import (
     SKETCH_BINS,
     SketchError,
     SketchFormat,
+    counted_shingles,
     format_of,
     header_of,
     parts_end,
@@ -226,4 +227,4 @@ def similarity_of(form: SketchFormat, a: bytes, b: bytes, native: bool = True) -
         return j
     if form.renames and renamed_trailers(a[parts_end(a, form) :], b[parts_end(b, form) :], native):
         return 0.0
-    return containment(j, int.from_bytes(a[1:5], "big"), int.from_bytes(b[1:5], "big"))
+    return containment(j, counted_shingles(a), counted_shingles(b))

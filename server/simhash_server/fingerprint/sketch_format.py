@@ -16,6 +16,7 @@ __all__ = [
     "SketchError",
     "SketchFormat",
     "comparable",
+    "counted_shingles",
     "distinct_shingles",
     "format_of",
     "header_of",
@@ -109,7 +110,12 @@ def stored_parts(value: bytes) -> tuple[int, ...]:
 def distinct_shingles(value: bytes) -> int | None:
     """The distinct shingles a counted sketch was made of; None for a format that does not count them."""
     form = format_of(value)
-    return int.from_bytes(value[1:5], "big") if form is not None and form.counted else None
+    return counted_shingles(value) if form is not None and form.counted else None
+
+
+def counted_shingles(value: bytes) -> int:
+    """``distinct_shingles`` of a sketch the caller knows to be of a counted format (its bytes after the code)."""
+    return int.from_bytes(value[1:5], "big")
 
 
 def readable(value: bytes) -> bool:
