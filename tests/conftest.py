@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from slow_marks import LIMIT_SECONDS, reason_of, require_reasons, unexplained
 
 ROOT = Path(__file__).resolve().parents[1]
 # Hypothesis fails an example slower than 200 ms by default: on a shared, busy machine that fails a correct
@@ -26,18 +27,32 @@ THRIFT_IDLE_TIMEOUT_MS = 6_000
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    require_reasons(items)
     for item in items:
         kind = Path(str(item.fspath)).relative_to(ROOT / "tests").parts[0]
         if kind in ("unit", "integration"):
             item.add_marker(getattr(pytest.mark, kind))
+        _REASONS[item.nodeid] = reason_of(item)
 
 
 _USED: list[str] = []
+_REASONS: dict[str, str | None] = {}  # test id -> the reason its slow mark gives
+_CALL_SECONDS: dict[str, float] = {}  # test id -> its call's time
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call":
+        _CALL_SECONDS[report.nodeid] = report.duration
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for line in _USED:
         terminalreporter.write_line(f"integration tests ran against a real HBase: {line}")
+    slow = unexplained(_CALL_SECONDS, _REASONS)
+    if slow:  # a report, not a failure: how long a test takes here depends on what else the machine runs
+        terminalreporter.section(f"over {LIMIT_SECONDS:.0f} s with no reason given (@pytest.mark.slow)")
+        for test, took in slow:
+            terminalreporter.write_line(f"{took:6.1f} s  {test}")
 
 
 @dataclass(frozen=True)

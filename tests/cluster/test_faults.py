@@ -21,6 +21,8 @@ import pytest
 from simhash_client import SimHashClient, SimHashError, Unavailable
 from simhash_schema import connect, index_tables
 
+pytestmark = pytest.mark.slow("a fault in the container cluster (HDFS, ZooKeeper, HBase, YARN), waited out")
+
 CLI = str(Path(sys.executable).with_name("simhash-index"))
 SEEDED = 300
 REGION_SERVERS = ("regionserver1", "regionserver2")

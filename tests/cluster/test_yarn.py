@@ -21,12 +21,15 @@ import sys
 from pathlib import Path
 
 import happybase
+import pytest
 
 from simhash_client import SimHashClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from truth import digest, mixed_input
 from yarn_client import CLI, STAGING, YarnClient, cells, replica
+
+pytestmark = pytest.mark.slow("MapReduce jobs submitted to the container cluster's YARN")
 
 
 def spread(yarn: YarnClient, *tables: str) -> None:

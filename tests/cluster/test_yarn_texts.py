@@ -38,6 +38,7 @@ import urllib.request
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from truth import brute_pairs, centre_clusters, components, digest, read_parts, shares_a_drawer
@@ -48,6 +49,8 @@ from simhash_server.fingerprint.sketch import similarity
 from simhash_server.fingerprint.sketch_format import comparable, stored_parts
 from simhash_server.index.keys import drawer_prefixes
 from simhash_server.index.model import VERIFY_MAX_DISTANCE
+
+pytestmark = pytest.mark.slow("loads and clusters run as YARN applications, one with a NodeManager killed")
 
 ROOT = Path(__file__).resolve().parents[2]
 FLOOR = 0.75  # v4's own

@@ -9,8 +9,12 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from simhash_client import SimHashClient
 from simhash_deploy import Ports
+
+pytestmark = pytest.mark.slow("the compose stack's containers started, and HBase's regions assigned in them")
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -172,6 +172,7 @@ def test_no_wal_ends_with_a_flush_of_the_local_hbase_only(make_index, hbase, tmp
     assert_index_holds(store, hbase, lines)
 
 
+@pytest.mark.slow("40,000 lines loaded by a loader killed three times at random points and resumed")
 def test_killed_loads_resume_to_exactly_the_input(make_index, hbase, tmp_path: Path) -> None:
     """SIGKILL the loader and its workers at random points of the input, three times; resume; nothing lost, nothing
     extra."""

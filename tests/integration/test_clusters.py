@@ -224,6 +224,7 @@ def _clusters_of_snapshot(
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=1800)
 
 
+@pytest.mark.slow("snapshots taken, restored and read by the MapReduce jobs, then deleted")
 def test_a_snapshot_read_finds_exactly_the_pairs_and_clusters_and_leaves_no_snapshot(
     make_index, hbase, tmp_path: Path
 ) -> None:
@@ -356,6 +357,7 @@ def plant_sketched(groups: int, seed: int) -> dict[str, Document]:
     return out
 
 
+@pytest.mark.slow("two verified `clusters` runs (stars and components), each MapReduce jobs in a JVM of their own")
 def test_verified_clusters_link_only_documents_whose_sketches_agree(make_index, hbase, tmp_path: Path) -> None:
     """Verified, the candidates are a verified query's (within 3, or within 8 sharing a drawer), and the
     clusters are stars around a centre by default, and connected components when asked: both runs (about
@@ -436,6 +438,7 @@ def test_an_index_without_near_duplicates_gives_empty_clusters(make_index, hbase
     assert not (output / "work").exists()  # removed once the output is complete
 
 
+@pytest.mark.slow("two `clusters` runs, the first failing on a table taken offline and brought back")
 def test_a_failed_run_continues_from_its_last_finished_step(make_index, hbase, tmp_path: Path) -> None:
     """fp2docs offline: the join step fails after the pairs step; the same command, once the table is back,
     continues with the join (the drawer table is not read again) and gives the whole answer."""
@@ -512,6 +515,7 @@ def kept_by(rule: str, members: list[Document]) -> str:
     return min(members, key=rank).doc_id
 
 
+@pytest.mark.slow("three `clusters` runs (one per --keep rule), each MapReduce jobs in a JVM of their own")
 def test_clusters_keep_the_earliest_or_the_longest_document(make_index, hbase, tmp_path: Path) -> None:
     """--keep earliest (unverified: members by fingerprint) and --keep longest (unverified, and verified:
     members by document), the sketches fetched for the members only, against brute force over the same
@@ -592,6 +596,7 @@ def plant_hot_parts(members: int, owners: int, seed: int) -> dict[str, Document]
     return documents
 
 
+@pytest.mark.slow("a verified `clusters` run with the parts step's two MapReduce jobs")
 def test_a_v6_index_clusters_copies_that_only_a_stored_part_reaches(make_index, hbase, tmp_path: Path) -> None:
     """On a v6 index, as on a v5 one (sketches with their text's parts), verified clusters also pair a document
     with another one whose fingerprint a part of it reaches, as a verified query of it would; brute force over the same

@@ -40,6 +40,7 @@ def own_hbase(hbase, tmp_path):
         shutil.rmtree(tmp_path / "hbase", ignore_errors=True)
 
 
+@pytest.mark.slow("an HBase of its own, killed with SIGKILL under writes and started again to replay its WAL")
 def test_every_acknowledged_index_survives_a_sigkill_of_hbase(own_hbase) -> None:
     local = own_hbase
     tables = index_tables("crash")
@@ -110,6 +111,7 @@ def test_every_acknowledged_index_survives_a_sigkill_of_hbase(own_hbase) -> None
         server.stop(grace=1)
 
 
+@pytest.mark.slow("server processes killed mid-batch and started again, then gc over every table")
 def test_a_server_killed_mid_index_batch_leaves_no_wrong_answer_and_gc_makes_every_document_whole(
     make_index, spawn_server
 ) -> None:

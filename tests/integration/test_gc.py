@@ -347,6 +347,7 @@ def test_gc_beside_live_writers_removes_only_the_old_debris(make_index) -> None:
             assert doc in {h.doc_id for h in store.query(fp, max_distance=0)} and _drawers_present(store, fp) == 10
 
 
+@pytest.mark.slow("the Thrift2 gateway, a JVM, restarted in the middle of gc's scan")
 def test_gc_goes_on_when_the_thrift2_gateway_restarts_mid_scan(make_index, hbase) -> None:
     """The drawer scan's scanner lives in the gateway: restarted mid-pass, gc opens the scan again from the
     last finished row and ends with the same result, in the same run."""

@@ -249,6 +249,7 @@ def test_health_reflection_and_metrics(server, client) -> None:
     assert "simhash_hbase_call_seconds_bucket" in text and "simhash_query_candidates_count" in text
 
 
+@pytest.mark.slow("both Thrift gateways stopped and started again: each is a JVM")
 def test_a_gateway_outage_is_unavailable_then_recovers_without_a_restart(server, client, hbase, ids, base) -> None:
     local = hbase.local
     if local is None:

@@ -64,6 +64,7 @@ def _scratch_table(hbase, prefix: str) -> Iterator[str]:
         conn.close()
 
 
+@pytest.mark.slow("two flushes and a major compaction, each waited for through a JVM the launcher starts")
 def test_flush_with_compact_merges_store_files_and_keeps_every_row(hbase) -> None:
     local = _require_local(hbase)
     with _scratch_table(hbase, "compact") as name:
@@ -95,6 +96,7 @@ def _log_lines(local: LocalHBase) -> list[str]:
     return (local.log_dir / "master.log").read_text(errors="replace").splitlines()
 
 
+@pytest.mark.slow("compactions throttled to 1 MiB/s so that flush asks while one still runs: 4 store files of 8-24 MiB")
 def test_flush_with_compact_asks_again_a_region_that_was_compacting(hbase) -> None:
     # HBase drops a major compaction request for a store that is compacting (a major compaction takes all its
     # files); flush(compact=True) once waited forever for such a region (bench-scale at 10^8, 2026-11-26).

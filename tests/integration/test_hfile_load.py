@@ -77,6 +77,9 @@ def assert_same_tables(a: IndexStore, b: IndexStore, hbase) -> dict[str, int]:
     return {name: len(table) for name, table in left.items()}
 
 
+@pytest.mark.slow(
+    "8,000 documents and records loaded twice, once by HBase's MapReduce jobs (local runner) and once through Thrift"
+)
 def test_hfile_load_stores_what_bulk_load_stores_and_the_service_answers_alike(
     make_index, hbase, spawn_server, tmp_path: Path
 ) -> None:
@@ -114,6 +117,7 @@ def _sample_docs(store: IndexStore, hbase, rng: random.Random, n: int) -> list[t
     return [(row, column, int.from_bytes(value, "big")) for row, column, value in rng.sample(docs, n)]
 
 
+@pytest.mark.slow("the HFile job chain (parse, drawers, docs, fp2docs, load) in local MapReduce, beside a Thrift load")
 def test_ids_already_stored_are_moved_kept_or_revived_as_bulk_load_does(make_index, hbase, tmp_path: Path) -> None:
     thrift, hfiles = make_index(regions=2), make_index(regions=2)
     rng = random.Random(11)

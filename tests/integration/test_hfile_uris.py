@@ -41,6 +41,7 @@ def _split(lines: list[str], folder: Path) -> list[Path]:
     return parts
 
 
+@pytest.mark.slow("5,000 lines from file URIs through the HFile job's local MapReduce, beside a Thrift load")
 def test_uri_inputs_are_read_in_the_tasks_and_store_what_bulk_load_stores(make_index, hbase, tmp_path: Path) -> None:
     thrift, hfiles = make_index(regions=4), make_index(regions=4)
     source = tmp_path / "mixed.jsonl"
@@ -108,6 +109,7 @@ OTHER = (
 )
 
 
+@pytest.mark.slow("both loads (Thrift, and the HFile job's local MapReduce) and a server to verify through")
 def test_sketches_made_elsewhere_travel_through_both_loads_and_verify(
     make_index, hbase, spawn_server, tmp_path: Path
 ) -> None:

@@ -84,6 +84,9 @@ def test_an_installed_wheel_applies_the_schema_from_another_directory(
         drop(index_tables(prefix))
 
 
+@pytest.mark.slow(
+    "builds and installs the wheel in a new venv, then Maven fetches HBase's jars and a real HBase starts"
+)
 def test_an_installed_wheel_runs_the_local_hbase_outside_the_checkout(installed: Path, tmp_path: Path) -> None:
     """`simhash-index hbase start` from the wheel alone: its Maven assembly is seeded into a home under the
     user's data directory, Maven fetches the jars there, and a real HBase answers on the ports asked for."""
