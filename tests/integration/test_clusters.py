@@ -419,6 +419,7 @@ def test_verified_clusters_link_only_documents_whose_sketches_agree(make_index, 
     assert summary["document_pairs_without_comparable_sketches"] > 0
 
 
+@pytest.mark.slow("a whole `clusters` run, MapReduce jobs in a JVM of their own, however little it finds")
 def test_an_index_without_near_duplicates_gives_empty_clusters(make_index, hbase, tmp_path: Path) -> None:
     store: IndexStore = make_index(regions=2)
     rng = random.Random(3)

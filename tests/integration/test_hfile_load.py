@@ -142,6 +142,7 @@ def test_ids_already_stored_are_moved_kept_or_revived_as_bulk_load_does(make_ind
         assert [h.doc_id for h in hfiles.query(fp, max_distance=0)] == [doc]
 
 
+@pytest.mark.slow("an hfile-load (its local MapReduce job chain), then gc over every table")
 def test_new_ids_only_trusts_the_caller_and_gc_removes_what_a_broken_promise_leaves(
     make_index, hbase, tmp_path: Path
 ) -> None:
@@ -160,6 +161,7 @@ def test_new_ids_only_trusts_the_caller_and_gc_removes_what_a_broken_promise_lea
     assert [h.doc_id for h in store.query(new, max_distance=0)] == ["promised-new"]
 
 
+@pytest.mark.slow("three hfile-load runs: generate only, load only, and one refused")
 def test_generate_only_then_load_only_and_a_staging_dir_of_another_load_is_refused(
     make_index, hbase, tmp_path: Path
 ) -> None:
