@@ -49,6 +49,7 @@ def replicas(index, spawn_server):
     return [spawn_server(index.config.table_prefix, "--metrics-address", "")[1] for _ in range(SERVERS)]
 
 
+@pytest.mark.slow("800 Deduplicate calls by 16 callers over 2 server replicas, each claiming, reading and writing")
 @pytest.mark.parametrize("round_", range(ROUNDS))
 def test_concurrent_near_duplicates_store_exactly_one_per_group(replicas, round_) -> None:
     run = uuid.uuid4().hex[:8]
