@@ -27,12 +27,12 @@ THRIFT_IDLE_TIMEOUT_MS = 6_000
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    require_reasons(items)
+    _REASONS.update({item.nodeid: reason_of(item) for item in items})
+    require_reasons(_REASONS)
     for item in items:
         kind = Path(str(item.fspath)).relative_to(ROOT / "tests").parts[0]
         if kind in ("unit", "integration"):
             item.add_marker(getattr(pytest.mark, kind))
-        _REASONS[item.nodeid] = reason_of(item)
 
 
 _USED: list[str] = []

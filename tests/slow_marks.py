@@ -7,7 +7,7 @@ of the run, as a report: no test passes or fails by how long it took, since this
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 import pytest
 
@@ -26,9 +26,9 @@ def reason_of(item: pytest.Item) -> str | None:
     return reason if isinstance(reason, str) else ""
 
 
-def require_reasons(items: Iterable[pytest.Item]) -> None:
-    """pytest.UsageError naming each test whose ``slow`` mark gives no reason."""
-    bare = [item.nodeid for item in items if (reason := reason_of(item)) is not None and not reason.strip()]
+def require_reasons(reasons: Mapping[str, str | None]) -> None:
+    """pytest.UsageError naming each test (id -> ``reason_of``) whose ``slow`` mark gives no reason."""
+    bare = [test for test, reason in reasons.items() if reason is not None and not reason.strip()]
     if bare:
         raise pytest.UsageError(f'@pytest.mark.slow needs a reason ("why this takes long"): {", ".join(bare)}')
 

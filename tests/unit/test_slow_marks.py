@@ -3,12 +3,7 @@ limit that give none."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from slow_marks import LIMIT_SECONDS, reason_of, require_reasons, unexplained
 
 
@@ -33,10 +28,11 @@ def test_the_reason_is_read_from_the_mark_given_positionally_or_by_name() -> Non
 
 
 def test_a_slow_mark_without_a_reason_stops_the_run_naming_each_such_test() -> None:
-    require_reasons([_Item("a", pytest.mark.slow("why")), _Item("b"), _Item("c", pytest.mark.unit)])
+    fine = [_Item("a", pytest.mark.slow("why")), _Item("b"), _Item("c", pytest.mark.unit)]
+    require_reasons({item.nodeid: reason_of(item) for item in fine})
     items = [_Item("a", pytest.mark.slow()), _Item("b", pytest.mark.slow("  ")), _Item("c", pytest.mark.slow("ok"))]
     with pytest.raises(pytest.UsageError, match="needs a reason") as raised:
-        require_reasons(items)
+        require_reasons({item.nodeid: reason_of(item) for item in items})
     assert "a, b" in str(raised.value) and "c" not in str(raised.value).split(": ", 1)[1]
 
 
