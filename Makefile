@@ -193,15 +193,16 @@ soak: install jars $(EVAL_DEPS)
 # Any suite: `make bench-NAME` (or `make bench NAME=...`) runs benchmarks/bench_NAME.py with BENCH_ARGS;
 # benchmarks/README.md lists the suites.  Those in BENCH_ON_RUN_HBASE use make run's HBase; the rest start
 # their own.
-BENCH_ON_RUN_HBASE := query verify parts grpc overload writers
+BENCH_ON_RUN_HBASE := query verify parts part-rows grpc overload writers
 EVAL_DEPS := $(VENV)/.eval
 $(EVAL_DEPS): $(INSTALLED)
 	$(BIN)/pip install -q -e '.[server,test,eval]'
 	touch $@
+# A suite's name with hyphens (parts-step) is its file's with underscores (bench_parts_step.py).
 bench-%: install jars $(EVAL_DEPS)
-	@test -f benchmarks/bench_$*.py || { echo "no suite benchmarks/bench_$*.py (see benchmarks/README.md)" >&2; exit 2; }
+	@test -f benchmarks/bench_$(subst -,_,$*).py || { echo "no suite benchmarks/bench_$(subst -,_,$*).py (see benchmarks/README.md)" >&2; exit 2; }
 	$(if $(filter $*,$(BENCH_ON_RUN_HBASE)),$(BIN)/simhash-index hbase start)
-	$(BIN)/python benchmarks/bench_$*.py $(BENCH_ARGS)
+	$(BIN)/python benchmarks/bench_$(subst -,_,$*).py $(BENCH_ARGS)
 bench:
 	@test -n "$(NAME)" || { echo "usage: make bench NAME=<suite> (see benchmarks/README.md)" >&2; exit 2; }
 	$(MAKE) bench-$(NAME)

@@ -23,7 +23,7 @@ from texts import golden_texts  # noqa: E402
 from simhash_server.fingerprint import V1, VERSIONS, fingerprint, short_name  # noqa: E402
 from simhash_server.fingerprint.renames import parse, renamed  # noqa: E402
 from simhash_server.fingerprint.sketch import similarity  # noqa: E402
-from simhash_server.index.keys import drawer_keys  # noqa: E402
+from simhash_server.index.keys import drawer_keys, part_row_keys  # noqa: E402
 
 
 def files(version: str) -> tuple[Path, Path]:
@@ -69,6 +69,7 @@ def write(version: str) -> int:
 # -- the row-key codec and sketch comparison, which the Java jobs (server/mapreduce) hold to these files too
 KEYS_FILE, PAIRS_FILE = HERE / "drawer-keys.tsv", HERE / "sketch-pairs.tsv"
 PARTS_FILE = HERE / "sketch-parts.tsv"
+PART_KEYS_FILE = HERE / "part-row-keys.tsv"
 RENAMED_FILE = HERE / "renamed-trailers.tsv"
 KEY_EDGES = [0, 2**64 - 1, 1, 1 << 63, 0x0123456789ABCDEF, 0xFEDCBA9876543210, 0x5555555555555555]
 
@@ -83,19 +84,26 @@ def write_codec() -> None:
     lines = ["# fingerprint\tits 10 drawer row keys (drawer value, flag, fingerprint), hex; index/keys.py"]
     lines += [f"{fp:016x}\t{','.join(k.hex() for k in drawer_keys(fp))}" for fp in codec_fingerprints()]
     KEYS_FILE.write_text("\n".join(lines) + "\n")
+    lines = ["# part fingerprint\tdocument fingerprint\ttheir 10 part row keys (recipe v7), hex; index/keys.py"]
+    fps = codec_fingerprints()
+    for part, whole in zip(fps, reversed(fps), strict=True):
+        lines.append(f"{part:016x}\t{whole:016x}\t{','.join(k.hex() for k in part_row_keys(part, whole))}")
+    PART_KEYS_FILE.write_text("\n".join(lines) + "\n")
     texts = golden_texts()
     near = [(a, b) for a in texts for b in texts if a != b and b.startswith(a) and b != "one-megabyte"]
     far = [(a, b) for a in texts for b in texts if a < b and a[:3] == b[:3] == "zh-"][:12]
     pairs = [*near, ("en-sentence", "en-upper"), ("mixed-fullwidth-latin", "mixed-halfwidth-latin"), *far]
     pairs += [("zh-seed0-article", "zh-seed3-article"), ("html-tags-crlf", "zh-seed2-article")]  # v5: with parts
     lines = ["# version\tsketch a, hex\tsketch b, hex\tsimilarity(a, b) as fingerprint/sketch.py gives it (repr)"]
-    for version in (V1, *(v for v in VERSIONS if VERSIONS[v].sketch.code != VERSIONS[V1].sketch.code)):
+    # A recipe that differs from an earlier one only in its index's part rows (v7) makes that one's sketches.
+    sketching = [v for v in VERSIONS if not VERSIONS[v].part_rows]
+    for version in (V1, *(v for v in sketching if VERSIONS[v].sketch.code != VERSIONS[V1].sketch.code)):
         for a, b in pairs:
             sa, sb = (fingerprint(texts[n], version, sketch=True).sketch for n in (a, b))
             lines.append(f"{short_name(version)}\t{sa.hex()}\t{sb.hex()}\t{float(similarity(sa, sb))!r}")
     PAIRS_FILE.write_text("\n".join(lines) + "\n")
     lines = ["# version\tsketch, hex\tthe part fingerprints after its bins, hex, in order (sketch_format.stored_parts)"]
-    for version in (v for v in VERSIONS if VERSIONS[v].sketch.parts):
+    for version in (v for v in sketching if VERSIONS[v].sketch.parts):
         for text in texts.values():
             made = fingerprint(text, version, sketch=True)
             lines.append(f"{short_name(version)}\t{made.sketch.hex()}\t{','.join(f'{p:016x}' for p in made.parts)}")
@@ -107,7 +115,8 @@ def write_codec() -> None:
         a, b = _made_up_trailer(rng), _made_up_trailer(rng)
         lines.append(f"{a.hex()}\t{b.hex()}\t{str(renamed(parse(a, 0), parse(b, 0))).lower()}")
     RENAMED_FILE.write_text("\n".join(lines) + "\n")
-    print(f"wrote {KEYS_FILE.name}, {PAIRS_FILE.name}, {PARTS_FILE.name} and {RENAMED_FILE.name}")
+    written = (KEYS_FILE, PART_KEYS_FILE, PAIRS_FILE, PARTS_FILE, RENAMED_FILE)
+    print(f"wrote {', '.join(f.name for f in written)}")
 
 
 def _made_up_trailer(rng: random.Random) -> bytes:

@@ -115,6 +115,22 @@ def manual_page(name: str, what: str) -> str:
     )
 
 
+def page_in_template(seed: int) -> tuple[str, str]:
+    """(an article inside another site's header and footer, the article alone), random Han text: the template
+    moves the page's fingerprint out of the article's reach (10-14 bits at seeds 0, 1 and 2; some seeds stay
+    near); its first part (a tenth of lines off each end) is the article, and the sketches call them one
+    text.  Recipe v7's part rows are what finds one from the other (simhash_server/index/keys.py)."""
+    import random
+
+    def line(rng: random.Random, chars: int) -> str:
+        return "".join(chr(0x4E00 + rng.randrange(20000)) for _ in range(chars)) + "。"
+
+    rng, site = random.Random(seed), random.Random(1000 + seed)
+    article = [line(rng, 24) for _ in range(16)]
+    header, footer = [line(site, 50) for _ in range(2)], [line(site, 50) for _ in range(2)]
+    return "\n".join(header + article + footer), "\n".join(article)
+
+
 def megabyte_text() -> str:
     """About 1 MB of mixed Chinese text, made deterministically (a counter makes every block differ)."""
     blocks = []

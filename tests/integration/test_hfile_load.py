@@ -16,6 +16,7 @@ from truth import cell_stamps, digest, mixed_input
 
 from simhash_client import SimHashClient
 from simhash_schema import connect, index_tables, set_retention
+from simhash_server.index.keys import PART_KEY_LENGTH
 from simhash_server.index.model import Document
 from simhash_server.index.store import IndexStore
 from simhash_server.index.writes import ENTRY_PREFIX
@@ -101,6 +102,8 @@ def test_hfile_load_stores_what_bulk_load_stores_and_the_service_answers_alike(
     counts = assert_same_tables(thrift, hfiles, hbase)
     assert counts["docs"] < 5000 and counts["drawers"] < 10 * counts["docs"]  # repeats and sharing did occur
     assert any(value for _, _, value in cells(hfiles, hbase)["fp2docs"])  # texts brought their sketches
+    assert hfiles.recipe.part_rows  # a new index is v7: pages' first parts have rows too, alike both ways
+    assert any(len(row) == PART_KEY_LENGTH for row, _, _ in cells(hfiles, hbase)["drawers"])
 
     _, target = spawn_server(hfiles.config.table_prefix)
     rng = random.Random(8)

@@ -10,7 +10,7 @@ import random
 import pytest
 from opencc_purepy import OpenCC
 
-from simhash_server.fingerprint import FINGERPRINT_VERSION, V6
+from simhash_server.fingerprint import FINGERPRINT_VERSION, V7
 
 PARAGRAPHS = [
     "海量数据的相似度计算是搜索引擎和推荐系统里的基础问题，几乎每个大型网站都要面对它，而且规模越来越大。",
@@ -51,7 +51,7 @@ def nbsp(body: str) -> str:
 def client(server):
     from simhash_client import SimHashClient
 
-    assert FINGERPRINT_VERSION == V6  # the server's index is a new one, so it has the default recipe
+    assert FINGERPRINT_VERSION == V7  # the server's index is a new one, so it has the default recipe
     with SimHashClient(f"127.0.0.1:{server.port}", timeout=20) as c:
         yield c
 

@@ -18,7 +18,7 @@ import pytest
 
 from simhash_client import FailedPrecondition, SimHashClient
 from simhash_schema import VersionMismatch, connect, index_tables, read_meta
-from simhash_server.fingerprint import FINGERPRINT_VERSION, V1, V2, V3, V4, V6, fingerprint, recipe_of, short_name
+from simhash_server.fingerprint import FINGERPRINT_VERSION, V1, V2, V3, V4, V6, V7, fingerprint, recipe_of, short_name
 from simhash_server.index.store import IndexStore
 from simhash_server.rpc.server import ServerConfig, SimHashServer
 
@@ -76,9 +76,9 @@ def test_the_new_server_answers_an_old_index_with_its_version(old_server) -> Non
         assert client.query(simhash=paragraph, fingerprint_version=version)
 
 
-def test_a_new_index_gets_v6_and_an_existing_one_keeps_its_version(make_index, hbase) -> None:
+def test_a_new_index_gets_v7_and_an_existing_one_keeps_its_version(make_index, hbase) -> None:
     fresh = make_index(regions=1)
-    assert fresh.meta.fingerprint_version == FINGERPRINT_VERSION == V6
+    assert fresh.meta.fingerprint_version == FINGERPRINT_VERSION == V7
     old = make_index(regions=1, fingerprint_version=V1)
     asked_v6 = IndexStore(replace(old.config, fingerprint_version=V6), old.tables)
     with pytest.raises(VersionMismatch, match=r"not the .* asked for"):

@@ -26,6 +26,9 @@ TEXTS = [
     "HBase keeps fingerprints durably; a query scans ten drawer prefixes.",
 ]
 
+_WORDS = random.Random(12).sample(sorted(set(" ".join(TEXTS).lower().replace(".", " ").replace(";", " ").split())), 20)
+PAGE = "\n".join(" ".join(random.Random(n).choices(_WORDS, k=10)) + "." for n in range(12))  # 12 different lines
+
 
 def flip(fp: int, rng: random.Random, bits: int, keep_top: int = 0) -> int:
     """fp with ``bits`` distinct random bits flipped, none of its ``keep_top`` most significant."""
@@ -208,15 +211,17 @@ def digest(table: list[tuple[bytes, bytes, bytes]]) -> str:
 
 
 def mixed_input(path: Path, seed: int, docs: int, records: int, shared: int) -> None:
-    """JSON lines: fingerprints and texts, ids repeated (the last wins), fingerprints shared by many ids,
-    and one bad line."""
+    """JSON lines: fingerprints, one-line texts and pages of lines, ids repeated (the last wins), fingerprints
+    shared by many ids, and one bad line."""
     rng = random.Random(seed)
     fps = [rng.getrandbits(64) for _ in range(shared)]
     lines = []
     for n in range(records):
         doc = f"doc-{rng.randrange(docs)}"
-        if n % 10 == 0:
+        if n % 20 == 0:
             lines.append(json.dumps({"doc_id": doc, "text": f"{rng.choice(TEXTS)} #{rng.randrange(40)}"}))
+        elif n % 20 == 10:  # a page of 12 lines: a v7 index keeps its first part's rows too (index/keys.py)
+            lines.append(json.dumps({"doc_id": doc, "text": f"{PAGE} #{rng.randrange(40)}"}))
         else:
             lines.append(json.dumps({"doc_id": doc, "simhash": f"{rng.choice(fps):016x}"}))
     lines.insert(records // 2, '{"doc_id": "", "simhash": "0"}')

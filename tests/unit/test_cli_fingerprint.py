@@ -17,7 +17,7 @@ from texts import golden_texts  # noqa: E402
 
 VECTORS = {
     name: json.loads((GOLDEN / f"vectors{suffix}.json").read_text(encoding="utf-8"))
-    for name, suffix in (("v1", ""), *((v, f"-{v}") for v in ("v2", "v3", "v4", "v4-nofold", "v5", "v6")))
+    for name, suffix in (("v1", ""), *((v, f"-{v}") for v in ("v2", "v3", "v4", "v4-nofold", "v5", "v6", "v7")))
 }
 
 
@@ -28,7 +28,8 @@ def _invoke(stdin: str, *args: str):
 @pytest.mark.parametrize(
     ("args", "version"),
     [
-        ((), "v6"),
+        ((), "v7"),
+        (("--fingerprint-version", "v6"), "v6"),
         (("--fingerprint-version", "v5"), "v5"),
         (("--fingerprint-version", "v4"), "v4"),
         (("--fingerprint-version", "v4-nofold"), "v4-nofold"),

@@ -10,7 +10,7 @@ import pytest
 from simhash_server.fingerprint.renames import renamed_trailers
 from simhash_server.fingerprint.sketch import similarity
 from simhash_server.fingerprint.sketch_format import FORMATS, comparable, format_of, stored_parts
-from simhash_server.index.keys import decode_key, drawer_keys
+from simhash_server.index.keys import decode_key, drawer_keys, owner_of_key, part_row_keys, split_part_key
 
 pytestmark = pytest.mark.unit
 
@@ -29,6 +29,17 @@ def test_drawer_keys_are_the_golden_ones() -> None:
         fp = int(fp_hex, 16)
         assert [k.hex() for k in drawer_keys(fp)] == keys.split(","), fp_hex
         assert [decode_key(bytes.fromhex(k))[1:] for k in keys.split(",")] == [(flag, fp) for flag in range(10)]
+
+
+def test_part_row_keys_are_the_golden_ones() -> None:
+    rows = _rows("part-row-keys.tsv")
+    assert len(rows) > 50
+    for part_hex, whole_hex, keys in rows:
+        part, whole = int(part_hex, 16), int(whole_hex, 16)
+        assert [k.hex() for k in part_row_keys(part, whole)] == keys.split(","), part_hex
+        for flag, key in enumerate(bytes.fromhex(k) for k in keys.split(",")):
+            assert split_part_key(key)[1:] == (part, whole) and key[4] == 10 + flag
+            assert key[:4] == drawer_keys(part)[flag][:4] and owner_of_key(key) == whole
 
 
 def test_sketch_similarities_are_the_golden_ones() -> None:

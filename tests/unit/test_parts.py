@@ -86,7 +86,7 @@ def test_a_page_in_a_template_is_reached_through_a_part_of_the_copy() -> None:
 
 def test_what_the_parts_find_is_merged_at_its_distance_from_the_whole_text() -> None:
     whole, part = 0xFFFF_0000_0000_0000, 0x0000_0000_0000_00FF
-    probes = part_probes(Probe.verified(whole, 8, 2), [part])
+    probes = part_probes(Probe.verified(whole, 8, 2, floor=0.75), [part])
     assert [p.fingerprint for p in probes] == [whole, part] and {
         (p.max_distance, p.per_fingerprint) for p in probes
     } == {(8, 8)}

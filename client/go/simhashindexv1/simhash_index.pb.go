@@ -877,6 +877,8 @@ type QueryRequest struct {
 	// On v4 a verified text query (min_similarity above 0) also takes as candidates the documents so near the
 	// fingerprints of parts of its text (its lines without a tenth or a fifth at each end, its first 60%):
 	// copies inside another template, or only part of the text; each hit's distance is from the text's own.
+	// On v7 it also takes the documents whose stored first part is so near the text's fingerprint or its parts':
+	// the page stored inside another template, found by the page alone.
 	// A fingerprint's query, or a text's on a v1-v3 index without min_similarity: 0..3, 3 when unset.
 	MaxDistance *uint32 `protobuf:"varint,3,opt,name=max_distance,json=maxDistance,proto3,oneof" json:"max_distance,omitempty"`
 	// The most hits to return; 0: the server's default (100), at most its max_limit (10,000).

@@ -53,6 +53,7 @@ _PINNED_PROBES = {
     "v4-nofold": ("8ecf33f1110d3df1", "576508e2692934fb"),
     "v5": ("8ecf33f1110d3df1", "7b41df523bd7f7a1"),
     "v6": ("8ecf33f1110d3df1", "6abc5643a4eaede8"),
+    "v7": ("8ecf33f1110d3df1", "6abc5643a4eaede8"),  # v6's fingerprint and sketch
 }
 
 OTHER_PROBE = 3  # the exit status when the probe differs from --expect-probe (NodeCheck.OTHER_PROBE)

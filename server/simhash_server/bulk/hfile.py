@@ -47,6 +47,7 @@ from simhash_server.bulk.hfile_job import JobEvent, JobRunner
 from simhash_server.bulk.input import InputSource
 from simhash_server.bulk.normalized import NORMALIZED_MAGIC, normalized_record, stored_document
 from simhash_server.bulk.records import Record, Reject
+from simhash_server.fingerprint import recipe_of
 from simhash_server.index.store import IndexStore, StoreConfig
 
 __all__ = [
@@ -268,6 +269,7 @@ class _Load:
             args["remove-staging"] = "true"  # the HFiles are HBase's now; the rest on the cluster goes
         if command == "generate":
             args["timestamp"] = str(self.manifest.data["timestamp_ms"])
+            args["part-rows"] = str(recipe_of(self.version).part_rows).lower()  # v7: DrawersJob writes them too
             if self.options.cluster_inputs is not None:
                 args |= self._parse_args(self.options.cluster_inputs)
         step, started = command, time.monotonic()

@@ -23,6 +23,7 @@ __all__ = [
     "V4_NOFOLD",
     "V5",
     "V6",
+    "V7",
     "VERSIONS",
     "Recipe",
     "recipe_of",
@@ -55,6 +56,10 @@ V5 = V4.replace("/sketch=2048x2+count/r4", "/sketch=2048x2+count+parts=lines-10-
 # renames.py), so two pages that are one text with one name put for another (`logname` and `readlink`) are no
 # longer each other's copies.
 V6 = V5.replace("/r5", "+renames=words-16-contexts-16-least-3/r6")
+# v7 is v6 (the same fingerprint, sketch and floors) whose index also keeps each document's first stored part
+# under its fingerprint (part rows: index/keys.py): a page stored inside a template, whose fingerprint the
+# template moved, is met by its part's when the page is sent alone.
+V7 = V6.replace("/r6", "/rows=whole+first-part/r7")
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,9 @@ class Recipe:
     # start, share dropped from the end).  v4's were chosen on the tuning half: a template dropped (a tenth or
     # a fifth each side) and a truncated copy (the first 60%).
     query_parts: tuple[tuple[float, float], ...] = ()
+    # Whether the index keeps part rows (index/keys.py): each stored document's first stored part, a
+    # verified text query's candidates too.
+    part_rows: bool = False
 
 
 _V4_PARTS = ((0.1, 0.1), (0.2, 0.2), (0.0, 0.4))
@@ -87,10 +95,11 @@ VERSIONS: dict[str, Recipe] = {
     V4: Recipe(V4, TIERED_GRAMS, FORMATS[3], 0.75, FOLDED, query_floor=0.75, query_parts=_V4_PARTS),
     V5: Recipe(V5, TIERED_GRAMS, FORMATS[4], 0.75, FOLDED, query_floor=0.75, query_parts=_V4_PARTS),
     V6: Recipe(V6, TIERED_GRAMS, FORMATS[5], 0.75, FOLDED, query_floor=0.75, query_parts=_V4_PARTS),
+    V7: Recipe(V7, TIERED_GRAMS, FORMATS[5], 0.75, FOLDED, query_floor=0.75, query_parts=_V4_PARTS, part_rows=True),
 }
-FINGERPRINT_VERSION = V6  # what new indexes are created with
+FINGERPRINT_VERSION = V7  # what new indexes are created with
 # What the command line and the docs call them.
-NAMES: dict[str, str] = {"v1": V1, "v2": V2, "v3": V3, "v4": V4, "v4-nofold": V4_NOFOLD, "v5": V5, "v6": V6}
+NAMES: dict[str, str] = {"v1": V1, "v2": V2, "v3": V3, "v4": V4, "v4-nofold": V4_NOFOLD, "v5": V5, "v6": V6, "v7": V7}
 
 
 def short_name(version: str) -> str:

@@ -145,7 +145,9 @@ class AsyncIndexStore:
                 probes.append(Probe(q.fingerprint, q.max_distance, q.limit, q.max_age_ms))
             else:
                 check_verified_query(q.fingerprint, q.sketch, q.min_similarity, q.max_distance, q.parts)
-                probes.append(Probe.verified(q.fingerprint, q.max_distance, q.limit, q.max_age_ms))
+                probes.append(
+                    Probe.verified(q.fingerprint, q.max_distance, q.limit, q.max_age_ms, floor=q.min_similarity)
+                )
         found = await self.near_with_parts(probes, [q.parts for q in queries], deadline)
         verifying: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
         if tracing.on() and any(q.min_similarity is not None for q in queries):

@@ -10,7 +10,8 @@ meta table, so a gc run stopped anywhere goes on from there, from any machine):
 2. fp2docs: a column whose document's record names another fingerprint, or none (left by two writers of one
    id at once, or by versions before writes.py's order), is deleted.  Documents per fingerprint are counted
    on the way: the top ones are recorded for Stats.
-3. drawers: rows of fingerprints no document has (orphans, left by deletes and re-indexes) are deleted.
+3. drawers: rows of fingerprints no document has (orphans, left by deletes and re-indexes) are deleted, and
+   so are part rows (recipe v7: index/keys.py) whose document fingerprint no document has.
 
 Beside live traffic: only cells older than ``grace_seconds`` are touched (a live writer's steps are
 milliseconds apart, and each Thrift call is bounded by its timeout), and a delete removes exactly the version
@@ -37,10 +38,11 @@ from simhash_schema import hbase2
 from simhash_server.index.errors import Rejected, StoreError, Unavailable
 from simhash_server.index.keys import (
     KEY_LENGTH,
+    PART_KEY_LENGTH,
     drawer_keys,
     fingerprint_of_row,
     fingerprint_row,
-    split_key,
+    owner_of_key,
 )
 from simhash_server.index.scans import row_keys
 from simhash_server.index.store import IndexStore
@@ -283,7 +285,7 @@ class _Run:
     def drawers(self) -> None:
         t, fp2docs = self.t, self.names["fp2docs"]
         for page in self._pages("drawers", caching=_PAGE, filterString=b"KeyOnlyFilter()"):
-            rows = [(r.row, split_key(r.row)[1], r.columnValues[0].timestamp) for r in page if r.columnValues]
+            rows = [(r.row, owner_of_key(r.row), r.columnValues[0].timestamp) for r in page if r.columnValues]
             fps = sorted({fp for _, fp, _ in rows})
             owned = self.store.thrift2.run(
                 lambda c, f=fps: c.existsAll(fp2docs, [t.TGet(row=fingerprint_row(fp)) for fp in f])
@@ -362,11 +364,12 @@ def estimate_orphans(
     name = store.tables.drawers.name.encode()
 
     def keys(start: bytes, limit: int) -> list[bytes]:
-        return [row for row in row_keys(store.thrift2, name, start, b"", limit, deadline) if len(row) == KEY_LENGTH]
+        found = row_keys(store.thrift2, name, start, b"", limit, deadline)
+        return [row for row in found if len(row) in (KEY_LENGTH, PART_KEY_LENGTH)]
 
     whole = keys(b"", samples * rows + 1)
     if len(whole) <= samples * rows:  # a small table: all of it
-        fps = [split_key(key)[1] for key in whole]
+        fps = [owner_of_key(key) for key in whole]
         return OrphanEstimate(len(fps), _orphan_share(store, fps, deadline, len(fps)), len(fps))
     found, covered = 0, 0.0
     fps = []
@@ -375,7 +378,7 @@ def estimate_orphans(
         page = keys(start, rows)
         found += len(page)
         covered += (_position(page[-1]) if len(page) == rows else 1.0) - _position(start)
-        fps.extend(split_key(key)[1] for key in page)
+        fps.extend(owner_of_key(key) for key in page)
     total = round(found / covered) if covered > 0 else found
     return OrphanEstimate(total, _orphan_share(store, fps, deadline, total), len(fps))
 

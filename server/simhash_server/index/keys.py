@@ -14,6 +14,13 @@ in 4 bytes so the key's first byte is spread evenly over 0..255 (pre-split regio
 Row key (13 bytes, big-endian, unsigned) = drawer value (4) + flag (1) + fingerprint (8).  A query scans
 the 10 five-byte prefixes (drawer value + flag) of its own fingerprint.
 
+Part rows (recipe v7 on): a stored document's first stored part (the text without its first and last tenth
+of lines, usually: fingerprint/parts.py) also has 10 rows, keyed drawer value + (flag + 10) + the part's
+fingerprint (8) + the document's fingerprint (8), 21 bytes.  A verified text query also scans the part
+prefixes (flags 10-19) of its fingerprints, and reads the documents of each row's last 8 bytes: a page
+stored inside a template that moved its fingerprint is met by its part's.  Ordinary scans (flags 0-9) never
+see them.
+
 The other tables: fp2docs rows are keyed by the fingerprint (8 bytes, big-endian) with one column
 ``d:<doc id>`` per document; docs rows by the document id's UTF-8 bytes.
 """
@@ -30,6 +37,8 @@ __all__ = [
     "KEY_LENGTH",
     "LAYOUT",
     "PAIRS",
+    "PART_FLAGS",
+    "PART_KEY_LENGTH",
     "PREFIX_LENGTH",
     "SEGMENTS",
     "decode_key",
@@ -41,7 +50,11 @@ __all__ = [
     "drawer_prefixes_array",
     "fingerprint_of_row",
     "fingerprint_row",
+    "owner_of_key",
+    "part_prefixes",
+    "part_row_keys",
     "split_key",
+    "split_part_key",
 ]
 
 SEGMENTS: tuple[int, ...] = (13, 13, 13, 13, 12)
@@ -49,6 +62,8 @@ PAIRS: tuple[tuple[int, int], ...] = tuple(combinations(range(len(SEGMENTS)), 2)
 LAYOUT = "segments=13,13,13,13,12;pairs=lexicographic;key=drawer32+flag8+fp64"
 PREFIX_LENGTH = 5
 KEY_LENGTH = 13
+PART_FLAGS = 10  # a part row's flag is its drawer's flag + PART_FLAGS
+PART_KEY_LENGTH = KEY_LENGTH + 8
 
 _SHIFTS = tuple(64 - sum(SEGMENTS[: i + 1]) for i in range(len(SEGMENTS)))  # low bit of each segment
 _MASKS = tuple((1 << w) - 1 for w in SEGMENTS)
@@ -68,6 +83,32 @@ def drawer_prefixes(fp: int) -> list[bytes]:
         value = ((seg[i] << SEGMENTS[j]) | seg[j]) << (32 - width)
         out.append(value.to_bytes(4, "big") + bytes((flag,)))
     return out
+
+
+def part_prefixes(fp: int) -> list[bytes]:
+    """The 10 five-byte prefixes of the part rows of a part fingerprint ``fp`` (flags 10-19)."""
+    return [prefix[:4] + bytes((prefix[4] + PART_FLAGS,)) for prefix in drawer_prefixes(fp)]
+
+
+def part_row_keys(part: int, whole: int) -> list[bytes]:
+    """The 10 row keys leading from a stored document's part fingerprint ``part`` to its fingerprint ``whole``."""
+    tail = part.to_bytes(8, "big") + whole.to_bytes(8, "big")
+    return [prefix + tail for prefix in part_prefixes(part)]
+
+
+def split_part_key(key: bytes) -> tuple[bytes, int, int]:
+    """(prefix, part fingerprint, document fingerprint) of a part row key; CorruptData if it is not one."""
+    if len(key) != PART_KEY_LENGTH or key[4] < PART_FLAGS:
+        raise CorruptData(f"a part row key is {PART_KEY_LENGTH} bytes with a flag >= {PART_FLAGS}, got {key[:32]!r}")
+    return key[:PREFIX_LENGTH], int.from_bytes(key[5:13], "big"), int.from_bytes(key[13:], "big")
+
+
+def owner_of_key(key: bytes) -> int:
+    """The fingerprint whose documents a drawer table row leads to: a drawer row's own, a part row's document
+    fingerprint; CorruptData for a row this code does not write."""
+    if len(key) == PART_KEY_LENGTH:
+        return split_part_key(key)[2]
+    return split_key(key)[1]
 
 
 def drawer_keys(fp: int) -> list[bytes]:

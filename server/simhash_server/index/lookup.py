@@ -17,8 +17,10 @@ __all__ = ["NearLookup"]
 class NearLookup:
     """Reads of one index's drawer and fp2docs tables for queries."""
 
-    def __init__(self, scans: DrawerScans, pool: ConnectionPool[Any], fp2docs: bytes) -> None:
+    def __init__(self, scans: DrawerScans, pool: ConnectionPool[Any], fp2docs: bytes, part_rows: bool = False) -> None:
         self.scans, self.pool, self.fp2docs = scans, pool, fp2docs
+        # Whether the index keeps part rows (recipe v7): verifying probes read them too.
+        self.part_rows = part_rows
         self._span = {"hbase.table": fp2docs.decode()}
 
     def near_many(self, probes: list[Probe], deadline: float | None) -> list[list[Near]]:
@@ -29,8 +31,10 @@ class NearLookup:
         for max_age_ms, positions in windows(probes).items():
             group = [probes[n] for n in positions]
             min_stamp = None if max_age_ms is None else now_ms - max_age_ms
-            found = self.scans.candidates([probe.fingerprint for probe in group], deadline, min_stamp)
-            near, read = near_candidates(group, found, min_stamp)
+            fps = [probe.fingerprint for probe in group]
+            wanted = [self.part_rows and probe.verifying for probe in group]
+            found, via_parts = self.scans.candidates_with_parts(fps, deadline, min_stamp, wanted)
+            near, read = near_candidates(group, found, min_stamp, via_parts)
             if read:
                 api, arguments = read.request(self.fp2docs)
                 reply = self.pool.run(

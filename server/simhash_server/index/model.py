@@ -81,10 +81,17 @@ class Probe(NamedTuple):
     max_distance: int
     per_fingerprint: int | None = None
     max_age_ms: int | None = None
+    # Its candidates are checked against their sketches at a floor above 0: it may also read the index's part
+    # rows (index/keys.py), whose documents can lie far from its fingerprint.  A floor of 0 asks for the
+    # fingerprint's own answer, which they are not part of.
+    verifying: bool = False
 
     @classmethod
-    def verified(cls, fingerprint: int, max_distance: int, limit: int | None, max_age_ms: int | None = None) -> Probe:
-        return cls(fingerprint, max_distance, None if limit is None else limit * VERIFY_DOCUMENTS_PER_HIT, max_age_ms)
+    def verified(
+        cls, fingerprint: int, max_distance: int, limit: int | None, max_age_ms: int | None = None, *, floor: float
+    ) -> Probe:
+        per_fingerprint = None if limit is None else limit * VERIFY_DOCUMENTS_PER_HIT
+        return cls(fingerprint, max_distance, per_fingerprint, max_age_ms, verifying=floor > 0)
 
 
 class Query(NamedTuple):

@@ -23,14 +23,23 @@ Doc = tuple[str, bytes]  # (document id, sketch)
 
 
 def near_candidates(
-    probes: Sequence[Probe], found: Sequence[set[int]], min_stamp_ms: int | None = None
+    probes: Sequence[Probe],
+    found: Sequence[set[int]],
+    min_stamp_ms: int | None = None,
+    via_parts: Sequence[set[tuple[int, int]]] = (),
 ) -> tuple[list[dict[int, int]], Fp2docsRead]:
-    """For each probe, its candidates within its distance (candidate -> distance); and the fp2docs read they
-    need: for each such candidate, how many of its documents (None: all), seen at ``min_stamp_ms`` or later."""
+    """For each probe, its candidates within its distance (candidate -> distance), and the document
+    fingerprints of the part rows in ``via_parts`` whose part is within it (at their own distance, however
+    far); and the fp2docs read they need: for each such candidate, how many of its documents (None: all),
+    seen at ``min_stamp_ms`` or later."""
     near: list[dict[int, int]] = []
     columns: dict[int, int | None] = {}
-    for probe, candidates in zip(probes, found, strict=True):
-        each = {c: d for c in candidates if (d := (c ^ probe.fingerprint).bit_count()) <= probe.max_distance}
+    for n, (probe, candidates) in enumerate(zip(probes, found, strict=True)):
+        fp = probe.fingerprint
+        each = {c: d for c in candidates if (d := (c ^ fp).bit_count()) <= probe.max_distance}
+        for part, whole in via_parts[n] if n < len(via_parts) else ():
+            if whole not in each and (part ^ fp).bit_count() <= probe.max_distance:
+                each[whole] = (whole ^ fp).bit_count()
         near.append(each)
         for c in each:
             columns[c] = _wider(columns[c], probe.per_fingerprint) if c in columns else probe.per_fingerprint

@@ -22,7 +22,14 @@ from thriftpy2.thrift import TException
 from simhash_schema import hbase2, key_only_multi_range
 from simhash_server import tracing
 from simhash_server.index.errors import DeadlineExceeded
-from simhash_server.index.keys import KEY_LENGTH, PREFIX_LENGTH, drawer_prefixes, split_key
+from simhash_server.index.keys import (
+    PART_KEY_LENGTH,
+    PREFIX_LENGTH,
+    drawer_prefixes,
+    part_prefixes,
+    split_key,
+    split_part_key,
+)
 from simhash_server.index.pool import TRANSPORT_ERRORS, ConnectionPool
 from simhash_server.index.thrift2_calls import receive_reply, send_request
 from simhash_server.metrics import HBASE_CALL_SECONDS
@@ -33,9 +40,9 @@ log = logging.getLogger(__name__)
 
 _SCAN_PAGE = 10_000
 _REGION_CACHE_SECONDS = 60.0
-# stop = prefix + ff*9 sorts after every 13-byte key under the prefix and shares its 5 bytes, so the
-# ROWPREFIX_FIXED_LENGTH(5) bloom filter can skip store files without the prefix.
-_STOP_TAIL = b"\xff" * (KEY_LENGTH - PREFIX_LENGTH + 1)
+# stop = prefix + ff*17 sorts after every 13-byte drawer key and 21-byte part row key under the prefix and
+# shares its 5 bytes, so the ROWPREFIX_FIXED_LENGTH(5) bloom filter can skip store files without the prefix.
+_STOP_TAIL = b"\xff" * (PART_KEY_LENGTH - PREFIX_LENGTH + 1)
 
 
 def _paged(pool: ConnectionPool[Any], table: bytes, deadline: float | None, **scan: Any) -> list[Any]:
@@ -109,15 +116,23 @@ def _drawer_scan(prefixes: list[bytes], min_stamp_ms: int | None = None) -> dict
 
 
 class ScanPlan:
-    """A batch's drawer reads: the prefixes of every fingerprint grouped by the region holding them, one scan
-    per group, and which fingerprints asked for each prefix; only rows written at ``min_stamp_ms`` or later,
-    if given (writes.py: a drawer row is never older than its documents)."""
+    """A batch's drawer reads: the prefixes of every fingerprint (and the part prefixes of those in
+    ``part_rows``) grouped by the region holding them, one scan per group, and which fingerprints asked for
+    each prefix; only rows written at ``min_stamp_ms`` or later, if given (writes.py: a drawer row is never
+    older than its documents)."""
 
-    def __init__(self, fps: Sequence[int], region_starts: list[bytes], min_stamp_ms: int | None = None) -> None:
+    def __init__(
+        self,
+        fps: Sequence[int],
+        region_starts: list[bytes],
+        min_stamp_ms: int | None = None,
+        part_rows: Sequence[bool] = (),
+    ) -> None:
         self.size = len(fps)
         self.owners: dict[bytes, list[int]] = {}
         for n, fp in enumerate(fps):
-            for prefix in drawer_prefixes(fp):
+            wanted = drawer_prefixes(fp) + (part_prefixes(fp) if n < len(part_rows) and part_rows[n] else [])
+            for prefix in wanted:
                 self.owners.setdefault(prefix, []).append(n)
         groups: dict[int, list[bytes]] = {}
         for prefix in sorted(self.owners):
@@ -126,12 +141,23 @@ class ScanPlan:
 
     def found(self, keys: Iterable[bytes]) -> list[set[int]]:
         """For each fingerprint, the stored fingerprints among the drawer row keys the scans read."""
+        return self.found_with_parts(keys)[0]
+
+    def found_with_parts(self, keys: Iterable[bytes]) -> tuple[list[set[int]], list[set[tuple[int, int]]]]:
+        """For each fingerprint, the stored fingerprints among the drawer row keys the scans read, and the
+        (part, document fingerprint) of the part rows among them."""
         found: list[set[int]] = [set() for _ in range(self.size)]
+        via_parts: list[set[tuple[int, int]]] = [set() for _ in range(self.size)]
         for key in keys:
+            if len(key) == PART_KEY_LENGTH:
+                prefix, part, whole = split_part_key(key)
+                for n in self.owners[prefix]:
+                    via_parts[n].add((part, whole))
+                continue
             prefix, candidate = split_key(key)
             for n in self.owners[prefix]:
                 found[n].add(candidate)
-        return found
+        return found, via_parts
 
 
 def scan_request(table: bytes, scan: dict[str, Any]) -> dict[str, Any]:
@@ -157,14 +183,25 @@ class DrawerScans:
     def candidates(self, fps: Sequence[int], deadline: float | None, min_stamp_ms: int | None = None) -> list[set[int]]:
         """For each fingerprint, every stored fingerprint sharing a drawer with it (in a drawer row written at
         ``min_stamp_ms`` or later, if given)."""
-        plan = ScanPlan(fps, self.region_starts(deadline), min_stamp_ms)
+        return self.candidates_with_parts(fps, deadline, min_stamp_ms)[0]
+
+    def candidates_with_parts(
+        self,
+        fps: Sequence[int],
+        deadline: float | None,
+        min_stamp_ms: int | None = None,
+        part_rows: Sequence[bool] = (),
+    ) -> tuple[list[set[int]], list[set[tuple[int, int]]]]:
+        """``candidates``, and for the fingerprints in ``part_rows`` the (part, document fingerprint) of every
+        part row sharing a drawer with them (index/keys.py)."""
+        plan = ScanPlan(fps, self.region_starts(deadline), min_stamp_ms, part_rows)
         # one span for the pipelined scans: they are in flight together, over several connections
         attributes = {"db.system": "hbase", "hbase.table": self.table.decode(), "simhash.gateway": self.pool.name}
         with tracing.span("HBase scan drawers", {**attributes, "simhash.scans": len(plan.scans)}) as span:
-            found = plan.found(self._keys(plan.scans, deadline))
+            found, via_parts = plan.found_with_parts(self._keys(plan.scans, deadline))
             if span is not None:
-                span.set_attribute("simhash.candidates", sum(len(f) for f in found))
-            return found
+                span.set_attribute("simhash.candidates", sum(len(f) for f in found) + sum(len(v) for v in via_parts))
+            return found, via_parts
 
     def cached_region_starts(self) -> list[bytes] | None:
         """The region starts if the cache is fresh, without a call (None: ask ``region_starts``)."""

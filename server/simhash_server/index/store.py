@@ -122,6 +122,7 @@ class IndexStore:
         self.meta: IndexMeta | None = None
         self.retention_seconds: int | None = None  # read by open() and ping()
         self.recipe: Recipe = recipe_of(config.fingerprint_version or FINGERPRINT_VERSION)  # until open() reads it
+        self.lookup.part_rows = self.recipe.part_rows
 
     def coalescers(self, kind: Callable[..., C]) -> tuple[C, C, C]:
         """The query, write and delete coalescers over this store's batch calls, of ``kind`` (Coalescer for
@@ -165,6 +166,7 @@ class IndexStore:
         if self.meta is not None and meta != self.meta:
             raise VersionMismatch(f"the index's meta record changed from {self.meta} to {meta}: restart the server")
         self.recipe = check_meta(meta, self.config.fingerprint_version)
+        self.lookup.part_rows = self.recipe.part_rows
         self.meta = meta
         return meta
 
@@ -209,7 +211,7 @@ class IndexStore:
                 seen[key] = doc.indexed_at_ms
 
         def steps(old: dict[bytes, Record], entry: bytes, now: int) -> list[Step]:
-            return index_steps({doc: final[doc] for doc in old}, sketches, old, entry, now)
+            return index_steps({doc: final[doc] for doc in old}, sketches, old, entry, now, self.recipe.part_rows)
 
         self._guarded(list(final), steps, deadline, seen=seen)
         return [len(documents) for documents in calls]
@@ -395,5 +397,6 @@ class IndexStore:
         checked against their stored sketches (the rule: model.verified)."""
         check_verified_query(fp, sketch, min_similarity, max_distance)
         check_max_age(max_age_ms)
-        near = self._near_documents(Probe.verified(fp, max_distance, limit, max_age_ms), deadline)
+        probe = Probe.verified(fp, max_distance, limit, max_age_ms, floor=min_similarity)
+        near = self._near_documents(probe, deadline)
         return verified(near, sketch, min_similarity, limit)

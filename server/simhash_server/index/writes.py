@@ -51,7 +51,8 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
-from simhash_server.index.keys import doc_column, drawer_keys, fingerprint_of_row, fingerprint_row
+from simhash_server.fingerprint.sketch_format import stored_parts
+from simhash_server.index.keys import doc_column, drawer_keys, fingerprint_of_row, fingerprint_row, part_row_keys
 
 __all__ = [
     "DRAWER_CELL",
@@ -66,6 +67,7 @@ __all__ = [
     "entry_written",
     "index_steps",
     "new_entry",
+    "part_keys",
     "plan_steps",
     "read_record",
     "settle",
@@ -155,15 +157,20 @@ def index_steps(
     old: Mapping[bytes, Record],
     entry: bytes = ENTRY_PREFIX,
     now_ms: int = 0,
+    part_rows: bool = False,
 ) -> list[Step]:
     """The steps storing documents ``final`` (doc key -> fingerprint, with ``sketches``), given the records
-    ``old`` of their docs rows now, signed with the writer's ``entry`` column."""
+    ``old`` of their docs rows now, signed with the writer's ``entry`` column; with ``part_rows`` (recipe v7),
+    each sketch's first stored part also gets its part rows (``part_keys``)."""
     stale = _stale(old, now_ms)
     moved = [(doc, old[doc].fp) for doc, fp in final.items() if doc in old and old[doc].fp not in (None, fp)]
     steps = []
     if moved:
         steps.append(Step("fp2docs", deletes=[(fingerprint_row(fp), [doc_column(doc)]) for doc, fp in moved]))
-    steps.append(Step("drawers", puts=[(key, DRAWER_CELL) for fp in set(final.values()) for key in drawer_keys(fp)]))
+    keys = {key for fp in set(final.values()) for key in drawer_keys(fp)}
+    if part_rows:
+        keys.update(part_keys(final, sketches))
+    steps.append(Step("drawers", puts=[(key, DRAWER_CELL) for key in sorted(keys)]))
     steps.append(
         Step(
             "docs",
@@ -175,6 +182,19 @@ def index_steps(
         Step("fp2docs", puts=[(fingerprint_row(fp), {doc_column(doc): sketches[doc]}) for doc, fp in final.items()])
     )
     return steps
+
+
+def part_keys(final: Mapping[bytes, int], sketches: Mapping[bytes, bytes]) -> set[bytes]:
+    """The part rows (index/keys.py) of documents ``final`` (doc key -> fingerprint): each one's sketch's first
+    stored part, if it stores one (a document without a sketch, or a short one, has none).  Like drawer rows,
+    they belong to fingerprints, not documents: written before the documents' records, and gc deletes those
+    whose document fingerprint no document has."""
+    keys: set[bytes] = set()
+    for doc, fp in final.items():
+        first = stored_parts(sketches.get(doc, b""))[:1]
+        for part in first:
+            keys.update(part_row_keys(part, fp))
+    return keys
 
 
 def delete_steps(old: Mapping[bytes, Record], entry: bytes = ENTRY_PREFIX, now_ms: int = 0) -> list[Step]:

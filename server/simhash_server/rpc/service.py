@@ -270,7 +270,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         probes = [
             Probe(i.fingerprint, i.max_distance, None, i.max_age_ms)
             if i.floor is None
-            else Probe.verified(i.fingerprint, i.max_distance, None, i.max_age_ms)
+            else Probe.verified(i.fingerprint, i.max_distance, None, i.max_age_ms, floor=i.floor)
             for i in items
         ]
         return await self.index.near_with_parts(probes, [i.parts for i in items], deadline)
@@ -286,10 +286,10 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
         undecided = list(range(len(items)))
         if self.dedup_order.ask_first():  # items refused by what HBase holds need no claim (refused_by_stored)
             found = await self._near_items(items, deadline)
-            refused = refused_by_stored(items, found, now_ms)
+            refused = refused_by_stored(items, found, now_ms, self.index.recipe.part_rows)
             undecided = [n for n in undecided if not refused[n]]
         if not undecided:
-            decisions = decide_in_order(items, found, now_ms)
+            decisions = decide_in_order(items, found, now_ms, self.index.recipe.part_rows)
             self.dedup_order.record(len(items), len(items))
             return decisions
         # The claim covers the drawers of every fingerprint an item looks up, its parts' too: a near-duplicate
@@ -299,7 +299,7 @@ class SimHashIndexService(pb_grpc.SimHashIndexServicer):
             asked = await self._near_items([items[n] for n in undecided], deadline)
             for n, near in zip(undecided, asked, strict=True):
                 found[n] = near
-            decisions = decide_in_order(items, found, now_ms)
+            decisions = decide_in_order(items, found, now_ms, self.index.recipe.part_rows)
             keep = [
                 Document(i.doc_id, i.fingerprint, i.sketch, i.indexed_at_ms)
                 for i, d in zip(items, decisions, strict=True)

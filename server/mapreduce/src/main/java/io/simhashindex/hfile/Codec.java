@@ -11,6 +11,8 @@ final class Codec {
   static final byte[] FAMILY = {'d'};
   static final int PREFIX = 5; // drawer value (4) + flag (1): the rows a query scans together
   static final int KEY = 13; // + the fingerprint (8)
+  static final int PART_FLAGS = 10; // a part row's flag is its drawer's + 10 (recipe v7)
+  static final int PART_KEY = KEY + 8; // + the document's fingerprint (8)
   static final byte[] DRAWER_QUALIFIER = new byte[0];
   static final byte[] EMPTY = new byte[0];
   static final byte[] FP_QUALIFIER = "fp".getBytes(StandardCharsets.UTF_8);
@@ -54,6 +56,22 @@ final class Codec {
     key[4] = (byte) flag;
     putLong(key, 5, fp);
     return key;
+  }
+
+  /**
+   * The 21-byte part row key (recipe v7) leading from a document's first stored part {@code part} to its
+   * fingerprint {@code whole}, for drawer {@code flag}: the part's drawer key with flag + 10, then whole (8).
+   */
+  static byte[] partRowKey(long part, long whole, int flag) {
+    byte[] key = java.util.Arrays.copyOf(drawerKey(part, flag), PART_KEY);
+    key[4] = (byte) (flag + PART_FLAGS);
+    putLong(key, KEY, whole);
+    return key;
+  }
+
+  /** Whether a drawers table row is a part row (recipe v7), which the clusters job leaves alone. */
+  static boolean isPartRow(byte[] row, int offset, int length) {
+    return length == PART_KEY && (row[offset + PREFIX - 1] & 0xff) >= PART_FLAGS;
   }
 
   /**

@@ -118,6 +118,7 @@ public final class Main extends Configured implements Tool {
     conf.setBoolean(DocsJob.CONSULT, Boolean.parseBoolean(opts.getOrDefault("consult", "true")));
     conf.setInt(SPLITS, Integer.parseInt(opts.getOrDefault("splits", "4")));
     conf.set(DocsJob.DOCS_TABLE, need(opts, "docs"));
+    conf.setBoolean(DrawersJob.PART_ROWS, Boolean.parseBoolean(opts.getOrDefault("part-rows", "false")));
     // Partition files and HBase's staging go beside the HFiles, not to /user/<name> at the root.
     conf.setIfUnset("hbase.fs.tmp.dir", new Path(staging, "tmp").toString());
     FileSystem fs = Jobs.writable(staging, conf);

@@ -129,6 +129,10 @@ final class PairsJob {
         throws IOException, InterruptedException {
       byte[] key = row.get();
       int at = row.getOffset();
+      if (Codec.isPartRow(key, at, row.getLength())) { // v7's part rows: each document's parts meet in PartsJob
+        context.getCounter(COUNTERS, "part rows skipped").increment(1);
+        return;
+      }
       if (row.getLength() != Codec.KEY) {
         context.getCounter(COUNTERS, "drawer rows not 13 bytes").increment(1);
         throw new IOException("drawer row of " + row.getLength() + " bytes, not " + Codec.KEY

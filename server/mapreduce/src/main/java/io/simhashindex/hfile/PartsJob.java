@@ -146,6 +146,9 @@ final class PartsJob {
     protected void map(ImmutableBytesWritable row, Result result, Context context)
         throws IOException, InterruptedException {
       byte[] bytes = row.copyBytes();
+      if (Codec.isPartRow(bytes, 0, bytes.length)) { // v7's part rows: the parts this job meets come from fp2docs
+        return;
+      }
       if (bytes.length != Codec.KEY) {
         throw new IOException(
             "drawer row of " + bytes.length + " bytes, not " + Codec.KEY + ": is this simhash-index's?");

@@ -54,6 +54,25 @@ class GoldenTest {
   }
 
   @Test
+  void partRowKeysAreTheGoldenOnes() throws IOException {
+    List<String[]> rows = rows("part-row-keys.tsv");
+    assertTrue(rows.size() > 50, "part-row-keys.tsv has too few rows");
+    for (String[] row : rows) {
+      long part = Long.parseUnsignedLong(row[0], 16);
+      long whole = Long.parseUnsignedLong(row[1], 16);
+      String[] keys = row[2].split(",");
+      assertEquals(Codec.drawers(), keys.length);
+      for (int flag = 0; flag < keys.length; flag++) {
+        byte[] key = Codec.partRowKey(part, whole, flag);
+        assertArrayEquals(bytes(keys[flag]), key, row[0] + " part row " + flag);
+        assertTrue(Codec.isPartRow(key, 0, key.length));
+      }
+      byte[] drawer = Codec.drawerKey(part, 0);
+      assertTrue(!Codec.isPartRow(drawer, 0, drawer.length));
+    }
+  }
+
+  @Test
   void lowestSharedDrawerAgreesWithTheKeys() throws IOException {
     List<String[]> rows = rows("drawer-keys.tsv");
     for (String[] a : rows) {
