@@ -574,19 +574,20 @@ a verified `Query` (candidates within 3, or within 8 sharing a drawer, of the te
 fingerprints of its parts: its lines without a tenth or a fifth at each end, and its first 60%; kept where the
 sketches' similarity reaches v4's default floor; a pair counts when either document, sent, finds the other);
 the same with v6's sketches, which score renamed neighbours 0 (`v6 verified`); `Query` and `Deduplicate`
-through a real `serve` on a real HBase with their defaults, on an index of the default recipe, v6 (the first
+through a real `serve` on a real HBase with their defaults, on an index of the default recipe, v7 (the first
 document of every pair of a class indexed by text, then the second sent to `Query`, and then to
 `Deduplicate`); the
-`simhash` package; a datasketch MinHash (128 permutations) with MinHashLSH at Jaccard 0.8.  The parts find a
-copy when the document sent holds more than the one stored: the service rows send the second document, which
-for P5 is the truncated one, so there they stay where the fingerprint alone leaves them, while the verified
-row counts the whole page sent as well.
+`simhash` package; a datasketch MinHash (128 permutations) with MinHashLSH at Jaccard 0.8.  The query's parts
+find a copy when the document sent holds more than the one stored; the service rows send the second document
+(for P5 the truncated one), which v7's part rows, each stored document's first part, reach where the stored
+page's template moved its fingerprint: P5 there stays below the verified row, which counts the whole page sent
+as well.
 
 The clusters rows and table score what `simhash-index clusters` answers over each language's documents: its
 links (fingerprints within distance 3; with `--min-similarity`, the verified query's candidates, within 3 or
-within 8 sharing a drawer, whose sketches reach v4's floor; on a v5 or v6 index also the pairs where a part
-of either document, as its stored sketch carries them, reaches the other's fingerprint so; on a v6 index, the
-default, renamed neighbours are not linked), grouped
+within 8 sharing a drawer, whose sketches reach v4's floor; on a v5-v7 index also the pairs where a part
+of either document, as its stored sketch carries them, reaches the other's fingerprint so; on a v6 or v7
+index, v7 the default, renamed neighbours are not linked), grouped
 into connected components (the job's grouping unverified, and verified with `--clustering components`), and
 into star clusters around a centre (its default grouping when verified, `--clustering centres`; CENTER: a
 document joins a cluster only when it is linked to the centre itself, and two stars merge when each centre is
@@ -625,13 +626,14 @@ class on the tuning half).  Storing each document's own parts (the ones a query 
 would find the truncated copy sent (P5 0.92 / 0.93 / 0.92 on the tuning half, by simulation) and more pages in
 two templates (P1x 0.97 / 0.90 / 0.93), and take verified clusters' recall to 0.945 / 0.947 / 0.938 on this
 half at the same precision, for 2.4-3.4 times the drawer rows and more formulaic neighbours (docs/decisions.md,
-"v4 keeps one fingerprint per document").  One more stored fingerprint per document, of its text without the
-first and last tenth of its lines, would take the service's P1x to 0.97 / 0.94 / 0.93 on this half with no
-class lower and no more formulaic neighbours, for 1.27-1.76 times the drawer rows (same entry).  Clusters need
-less, and v5 has it: each stored document's parts, carried in its sketch, meeting the other documents' whole
-fingerprints (never part against part); the clusters rows marked v5 are what `clusters` answers on a v5 index
-(docs/decisions.md, "v5: each stored sketch carries its text's part fingerprints"), and those marked v6 on a v6
-index, the default.
+"v4 keeps one fingerprint per document").  v7 stores one more per document, its first stored part (the text
+without the first and last tenth of its lines, for a page of 10 lines or more), as part rows: the service rows
+are a v7 index's, P1x 0.98 / 0.97 / 0.95 on this half against v6's 0.94 / 0.90 / 0.82, no class lower and no
+more formulaic neighbours, for 1.8-2.0 times the drawer rows (docs/decisions.md, "v7: each document's first
+stored part gets drawer rows of its own").  Clusters need less, and v5 has it: each stored document's parts,
+carried in its sketch, meeting the other documents' whole fingerprints (never part against part); the
+clusters rows marked v5 are what `clusters` answers on a v5 index (docs/decisions.md, "v5: each stored sketch
+carries its text's part fingerprints"), and those marked v6 on a v6 index, as on a v7 one, the default.
 The fingerprint alone (`k<=3`) also calls pages of one manual that share their prose boilerplate (a licence,
 a footer of sentences) the same article more often than datasketch's LSH does, which finds a quarter as many
 copies. Their fingerprints are equal, not merely close (at `k<=0` the precision is the same): nearly every bit
