@@ -82,7 +82,7 @@ def test_a_traced_deduplicate_arrives_as_one_trace_with_its_hbase_spans(receiver
         assert call.trace_id == trace_id
         assert call.parent_span_id == mine.get_span_context().span_id.to_bytes(8, "big")
         assert call.attributes["rpc.method"] == "Deduplicate"
-        assert call.attributes["simhash.fingerprint_version"] == "v6"
+        assert call.attributes["simhash.fingerprint_version"] == "v7"  # a new index's
     assert not [s for s in spans if "Health" in s.name]
 
     stored, duplicate = sorted(calls, key=lambda c: c.attributes["simhash.hits"])

@@ -76,6 +76,7 @@ _FINISHED = "finished.json"  # in work/: the counters and seconds of the phases 
 # Counters of the job that the summary names, and the names it gives them.
 _COUNTERS = {
     "drawer rows": "drawer_rows",
+    "part rows skipped": "part_rows_skipped",  # v7's, for verified queries: the job makes its own parts
     "prefix groups": "prefix_groups",
     "comparisons": "comparisons",
     "pairs": "pairs_found",
