@@ -21,7 +21,8 @@ attempt submitted and runs them again.
   deleted afterwards.  Records of a fingerprint and sketch planted in one prefix group make it hot, so the
   pairs step compares it in tiles.
 - A later load trusts the nodes the first one checked: when their Python has gone, its parse tasks fail
-  naming the node, and the next load checks them again."""
+  naming the node, and the next load checks them again.  These later loads, and the first one the check
+  refuses, are driven from a JVM here (`--driver client`); the killed load's driver is a YARN application."""
 
 from __future__ import annotations
 
@@ -117,10 +118,24 @@ BAD_LINES = [
 ]
 
 
+class _Laps:
+    """Each phase's seconds into var/cluster-results.json (the seconds since the last lap): where this long
+    test's time goes, run by run."""
+
+    def __init__(self, cluster) -> None:
+        self.cluster, self.last = cluster, time.monotonic()
+
+    def __call__(self, phase: str) -> None:
+        now = time.monotonic()
+        self.cluster.record(f"texts test: {phase}, seconds", now - self.last)
+        self.last = now
+
+
 def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanager_killed(
     cluster, yarn: YarnClient, hbase, tmp_path: Path
 ) -> None:
     texts, planted = corpus(seed=71)
+    lap = _Laps(cluster)
     # Here: the same texts through `fingerprint --sketch`, then bulk-load through Thrift.
     local = tmp_path / "texts.jsonl"
     local.write_text("".join(json.dumps({"id": d, "text": t}, ensure_ascii=False) + "\n" for d, t in texts.items()))
@@ -132,6 +147,7 @@ def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanage
     with open(made, "a") as sink:
         sink.writelines(json.dumps(record) + "\n" for record in hot)
     records |= {r["id"]: r for r in hot}
+    lap("fingerprint --sketch here")
 
     lines = [json.dumps({"doc_id": doc, "text": text}, ensure_ascii=False) for doc, text in texts.items()]
     lines += [json.dumps(record) for record in hot]
@@ -156,16 +172,20 @@ def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanage
         timeout=600,
     )
     assert by_thrift.returncode == 0, by_thrift.stderr
+    lap("HDFS put, schemas, bulk-load through Thrift")
 
     uri = f"hdfs://namenode:8020{folder}/"
     # Before the parse job, a task on each NodeManager starts the tasks' Python: one they lack stops the load.
+    # Driven from a JVM here (--driver client), as the later loads are: the main load's driver is YARN's.
     lacking = yarn.command("hfile-load", uri, "--staging", str(tmp_path / "lacking"), "--staging-uri",
-                           f"{STAGING}/lacking", "--task-python", "python3.99", "--quiet")  # fmt: skip
+                           f"{STAGING}/lacking", "--task-python", "python3.99", "--driver", "client",
+                           "--quiet")  # fmt: skip
     refused = subprocess.run(lacking, env=yarn.env("textsyarn"), capture_output=True, text=True, timeout=600)
     assert refused.returncode == 1, refused.stderr[-3000:]
     assert "cannot start python3.99, the Python the tasks' PEX needs" in refused.stderr, refused.stderr[-3000:]
     assert "NodeManager nodemanager" in refused.stderr, refused.stderr[-3000:]
     assert [a["name"] for a in yarn.applications() if "parse" in str(a["name"])] == []  # none was submitted
+    lap("a load refused by the NodeManagers' check")
 
     command = yarn.command(
         "hfile-load",
@@ -211,6 +231,7 @@ def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanage
     last = max(drivers, key=lambda a: str(a["id"]))
     assert (last["state"], last["finalStatus"]) == ("FINISHED", "SUCCEEDED"), last
     assert len(_attempts(yarn, str(last["id"]))) == 2  # the first attempt's node was lost
+    lap("hfile-load on YARN, a NodeManager killed")
 
     # Each reject on HDFS, with its input, line and reason.
     rejects = sorted(
@@ -230,17 +251,22 @@ def test_texts_on_hdfs_are_fingerprinted_in_yarn_tasks_as_here_with_a_nodemanage
     differ = {t: len(set(got[t]) ^ set(expected[t])) for t in expected if digest(got[t]) != digest(expected[t])}
     assert differ == {}, f"cells differing per table: {differ}"
     assert len(expected["docs"]) == documents
+    lap("rejects and tables compared")
 
     cluster.docker("start", cluster.container(victim))
     by_local = _local_runner_cells(hbase, yarn, uri, tmp_path)
     assert {t: digest(c) for t, c in by_local.items()} == {t: digest(c) for t, c in got.items()}
+    lap("hfile-load by the local runner")
     fps = {doc: int(r["simhash"], 16) for doc, r in records.items()}
     sketches = {doc: base64.b64decode(r["sketch"]) for doc, r in records.items()}
     _verified_queries_answer_as_brute_force(yarn, texts, planted, fps, sketches)
+    lap("verified queries")
     cluster.healthy(victim)
     yarn.refresh()
     _verified_clusters_resume_and_equal_brute_force(yarn, fps, sketches, tmp_path)
+    lap("clusters on YARN, interrupted and resumed")
     _a_later_load_asks_no_remembered_node(cluster, yarn, texts, tmp_path)
+    lap("two later loads")
 
 
 def _hot_records(base: dict[str, object]) -> list[dict[str, object]]:
@@ -295,7 +321,8 @@ def _a_later_load_asks_no_remembered_node(cluster, yarn: YarnClient, texts: dict
     try:
         yarn.schema("textsgone")
         command = yarn.command("hfile-load", f"hdfs://namenode:8020{name}", "--staging", str(tmp_path / "gone"),
-                               "--staging-uri", f"{STAGING}/gone-staging", "--quiet")  # fmt: skip
+                               "--staging-uri", f"{STAGING}/gone-staging", "--driver", "client",
+                               "--quiet")  # fmt: skip
         gone = subprocess.run(command, env=yarn.env("textsgone"), capture_output=True, text=True, timeout=900)
     finally:
         for node in nodes:
@@ -308,8 +335,6 @@ def _a_later_load_asks_no_remembered_node(cluster, yarn: YarnClient, texts: dict
     left = yarn.hdfs_list(f"{MARKS}/{key}")
     assert len(left) < 2 and all(f"NodeManager {n}" not in gone.stderr for n in left)
 
-    command = yarn.command("hfile-load", f"hdfs://namenode:8020{name}", "--staging", str(tmp_path / "gone"),
-                           "--staging-uri", f"{STAGING}/gone-staging", "--quiet")  # fmt: skip
     again = subprocess.run(command, env=yarn.env("textsgone"), capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stderr[-3000:]
     assert "NodeManagers checked 2" in again.stdout, again.stdout
