@@ -5,8 +5,9 @@ prefix compared in tiles.  Every pair of live fingerprints is compared by brute 
 must be exactly those the job found, and the clusters exactly a union-find's over them.
 
 SIMHASH_CLUSTERS_N sets the number of documents, SIMHASH_CLUSTERS_HOT those of the hot prefix among them
-and SIMHASH_CLUSTERS_BUDGET the job's comparisons per task (make test: 20,000, 2,000 and 20,000, so the
-hot group is cut into 120 tiles; make bench-clusters: 200,000, 100,000 and the default 5*10^7).
+and SIMHASH_CLUSTERS_BUDGET the job's comparisons per task (make test: 10,000, 1,000 and 20,000, so the
+hot group's half million comparisons are cut into tiles; make bench-clusters: 200,000, 100,000 and the
+default 5*10^7).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from simhash_server.index.model import Document
 from simhash_server.index.store import IndexStore
 
 CLI = str(Path(sys.executable).with_name("simhash-index"))
-N = int(os.environ.get("SIMHASH_CLUSTERS_N", "20000"))
+N = int(os.environ.get("SIMHASH_CLUSTERS_N", "10000"))
 HOT = int(os.environ.get("SIMHASH_CLUSTERS_HOT", str(N // 10)))  # fingerprints in the hot prefix group
 BUDGET = int(os.environ.get("SIMHASH_CLUSTERS_BUDGET", "20000"))  # comparisons per task: HOT^2/2 is over it
 
